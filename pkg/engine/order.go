@@ -1,0 +1,469 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/scale-preview/scale-preview/pkg/rules"
+)
+
+// Input is one ReplicaSet's (or ReplicationController's) scale-in as its
+// controller sees it.
+type Input struct {
+	// Candidates are the active pods the controller owns or adopts.
+	Candidates []Pod
+	// Related counts active related pods per node (the pods of every
+	// ReplicaSet with the same controller owner). nil: no related pods, so
+	// every rank is 0, as for a standalone ReplicaSet or any RC in 1.24+.
+	Related map[string]int
+	// Delete is how many pods go: len(Candidates) - replicas.
+	Delete int
+	Now    time.Time
+	Rules  rules.RuleSet
+	// Burst caps deletions per sync; 0 means rules.BurstReplicas.
+	Burst int
+	// Trials is the number of simulated input orders for groups the
+	// comparator cannot order consistently; 0 picks a default by size.
+	Trials int
+	// Seed makes the simulation reproducible.
+	Seed uint64
+}
+
+// Placed is one candidate's predicted fate.
+type Placed struct {
+	Pod         *Pod
+	Position    int // 1-based, in predicted deletion order
+	Delete      bool
+	Certain     bool
+	Probability float64 // of being deleted
+	Round       int     // sync round that deletes it (0: kept)
+	// Next explains the comparison with the pod right after this one in
+	// the same round's sort; nil for the last pod or an unsorted round.
+	Next *Decision
+	// Boundary compares a victim with its round's first survivor, or a
+	// survivor with the last victim: the comparison that decided its fate.
+	Boundary *Decision
+	// Group indexes Result.Contenders when the pod's fate is open; -1 if not.
+	Group int
+}
+
+// Contenders is a group of pods among which the controller's choice is open.
+type Contenders struct {
+	Pods   []string
+	Delete int // how many of them go
+	Rule   Rule
+	Reason string
+	// Exact: the probabilities follow from symmetry (a full tie); otherwise
+	// they are estimated by running Go's sort.Sort over random input orders.
+	Exact  bool
+	Round  int
+	Trials int
+}
+
+// Result is the predicted order of one scale-in.
+type Result struct {
+	Order      []Placed
+	Victims    int
+	Rounds     int
+	Unsorted   bool // every candidate goes, so the controller does not sort
+	Contenders []Contenders
+	Certain    bool
+}
+
+// Predict runs the controller's deletion rounds: at most Burst pods per
+// sync, each round re-ranked and re-sorted on what is left.
+func Predict(in Input) Result {
+	burst := in.Burst
+	if burst <= 0 {
+		burst = rules.BurstReplicas
+	}
+	pods := make([]Pod, len(in.Candidates))
+	copy(pods, in.Candidates)
+	related := map[string]int{}
+	for n, c := range in.Related {
+		related[n] = c
+	}
+	res := Result{Certain: true}
+	active := make([]*Pod, len(pods))
+	for i := range pods {
+		active[i] = &pods[i]
+	}
+	remaining := min(in.Delete, len(active))
+	earlierOpen := false
+	for round := 1; remaining > 0; round++ {
+		d := min(remaining, burst)
+		for _, p := range active {
+			p.Rank = 0
+			if in.Related != nil {
+				p.Rank = related[p.Node]
+			}
+		}
+		var placed []Placed
+		if d >= len(active) {
+			// getPodsToDelete: no need to sort when every pod goes.
+			res.Unsorted = round == 1
+			placed = make([]Placed, len(active))
+			for i, p := range active {
+				placed[i] = Placed{Pod: p, Delete: true, Certain: true, Probability: 1, Group: -1}
+			}
+		} else {
+			var groups []Contenders
+			placed, groups = analyze(active, d, in, round, len(res.Contenders))
+			res.Contenders = append(res.Contenders, groups...)
+		}
+		for i := range placed {
+			placed[i].Position = len(res.Order) + i + 1
+			if placed[i].Delete {
+				placed[i].Round = round
+			}
+			if earlierOpen {
+				// Which pods the earlier round left depends on chance.
+				placed[i].Certain = false
+			}
+			if !placed[i].Certain {
+				res.Certain = false
+			}
+		}
+		var next []*Pod
+		for i := range placed {
+			if i < d {
+				if in.Related != nil {
+					related[placed[i].Pod.Node]--
+				}
+				res.Order = append(res.Order, placed[i])
+			} else {
+				next = append(next, placed[i].Pod)
+			}
+		}
+		for _, g := range res.Contenders {
+			if g.Round == round {
+				earlierOpen = true
+			}
+		}
+		res.Rounds = round
+		res.Victims += d
+		remaining -= d
+		if remaining == 0 {
+			res.Order = append(res.Order, placed[d:]...)
+		}
+		active = next
+	}
+	if in.Delete <= 0 {
+		for _, p := range active {
+			res.Order = append(res.Order, Placed{Pod: p, Certain: true, Group: -1})
+		}
+		for i := range res.Order {
+			res.Order[i].Position = i + 1
+		}
+	}
+	return res
+}
+
+// analyze sorts one round and settles, for each pod, whether its fate is
+// certain. The comparator is consistent across "classes" (pods that differ
+// on rules 1-5, on the log2 ready bucket, or on restarts and creation
+// bucket), so only the class the cut falls in can be open; only that class
+// gets the careful treatment.
+func analyze(active []*Pod, d int, in Input, round, groupBase int) ([]Placed, []Contenders) {
+	c := &Comparator{Rules: in.Rules, Now: in.Now}
+	n := len(active)
+	keys := make([]key, n)
+	for i, p := range active {
+		keys[i] = c.keyOf(p)
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	// A realistic order: the controller's sort.Sort with the real comparator,
+	// from a fixed input order. Classes come out in key order (tested).
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
+	sort.Sort(&sorter{c: c, keys: keys, idx: idx})
+	// A no-op when classes came out in key order, as they do; cheap insurance.
+	slices.SortStableFunc(idx, func(a, b int) int { return outerCmp(c, &keys[a], &keys[b]) })
+
+	placed := make([]Placed, n)
+	for i, k := range idx {
+		placed[i] = Placed{Pod: active[k], Delete: i < d, Certain: true, Group: -1}
+		if i < d {
+			placed[i].Probability = 1
+		}
+	}
+	var groups []Contenders
+	if outerCmp(c, &keys[idx[d-1]], &keys[idx[d]]) == 0 {
+		lo, hi := d-1, d+1
+		for lo > 0 && outerCmp(c, &keys[idx[lo-1]], &keys[idx[d]]) == 0 {
+			lo--
+		}
+		for hi < n && outerCmp(c, &keys[idx[hi]], &keys[idx[d]]) == 0 {
+			hi++
+		}
+		groups = settleClass(c, active, keys, idx, lo, hi, d, in, round, groupBase, placed)
+	}
+	for i := range placed {
+		if i+1 < n {
+			dec := c.Compare(placed[i].Pod, placed[i+1].Pod)
+			placed[i].Next = &dec
+		}
+		var dec Decision
+		if i < d {
+			dec = c.Compare(placed[i].Pod, placed[d].Pod)
+		} else {
+			dec = c.Compare(placed[d-1].Pod, placed[i].Pod)
+		}
+		placed[i].Boundary = &dec
+	}
+	return placed, groups
+}
+
+type sorter struct {
+	c    *Comparator
+	keys []key
+	idx  []int
+}
+
+func (s *sorter) Len() int           { return len(s.idx) }
+func (s *sorter) Swap(i, j int)      { s.idx[i], s.idx[j] = s.idx[j], s.idx[i] }
+func (s *sorter) Less(i, j int) bool { return s.c.less(&s.keys[s.idx[i]], &s.keys[s.idx[j]]) }
+
+// outerCmp orders by the comparator's consistent prefix: rules 1-5, then
+// for two ready pods the ready time (its log2 bucket in log mode), then
+// restarts; in log mode it stops where the UID tie-break can make the
+// comparator intransitive.
+func outerCmp(c *Comparator, a, b *key) int {
+	if a.assigned != b.assigned {
+		return boolFirst(!a.assigned)
+	}
+	if a.phase != b.phase {
+		return cmp.Compare(a.phase, b.phase)
+	}
+	if a.ready != b.ready {
+		return boolFirst(!a.ready)
+	}
+	if c.Rules.DeletionCost && a.cost != b.cost {
+		return cmp.Compare(a.cost, b.cost)
+	}
+	if a.rank != b.rank {
+		return cmp.Compare(b.rank, a.rank)
+	}
+	if a.ready {
+		if r := timeClassCmp(c, a.readyZero, b.readyZero, a.readyNs, b.readyNs, a.readyBucket, b.readyBucket); r != 0 {
+			return r
+		}
+	}
+	return 0
+}
+
+// innerCmp orders, within one class whose ready times are equal (or not
+// compared), by restarts and then by creation (bucket in log mode).
+func innerCmp(c *Comparator, a, b *key) int {
+	if a.restarts != b.restarts {
+		return cmp.Compare(b.restarts, a.restarts)
+	}
+	if c.Rules.SidecarRestarts && a.sidecar != b.sidecar {
+		return cmp.Compare(b.sidecar, a.sidecar)
+	}
+	return timeClassCmp(c, a.createdZero, b.createdZero, a.createdNs, b.createdNs, a.createdBucket, b.createdBucket)
+}
+
+// timeClassCmp: zero first; then newer bucket first (log) or newer first.
+func timeClassCmp(c *Comparator, az, bz bool, an, bn, ab, bb int64) int {
+	if az != bz {
+		return boolFirst(az)
+	}
+	if az {
+		return 0
+	}
+	if c.Rules.LogScale {
+		return cmp.Compare(ab, bb)
+	}
+	return cmp.Compare(bn, an)
+}
+
+// realCmp turns Less into a three-way result for display ordering only.
+func realCmp(c *Comparator, a, b *key) int {
+	switch {
+	case c.less(a, b):
+		return -1
+	case c.less(b, a):
+		return 1
+	}
+	return 0
+}
+
+func boolFirst(aFirst bool) int {
+	if aFirst {
+		return -1
+	}
+	return 1
+}
+
+// settleClass decides the fates inside the class [lo,hi) that the cut at d
+// falls in, rewriting placed[lo:hi].
+func settleClass(c *Comparator, active []*Pod, keys []key, idx []int, lo, hi, d int, in Input, round, groupBase int, placed []Placed) []Contenders {
+	members := slices.Clone(idx[lo:hi])
+	m := d - lo
+	k0 := &keys[members[0]]
+	logReady := c.Rules.LogScale && k0.ready && !k0.readyZero
+	if logReady && !allSame(members, func(i int) int64 { return keys[i].readyNs }) {
+		if !anyRepeated(members, func(i int) int64 { return keys[i].readyNs }) {
+			// Distinct ready times in one bucket: ordered by UID alone.
+			return settleByUID(c, active, keys, members, lo, m, in, round, groupBase, placed, ReadyTime)
+		}
+		return simulate(c, active, keys, members, lo, d, in, round, groupBase, placed, ReadyTime,
+			"ready times in the same log2 bucket: pods ready in the same second fall through to restarts and creation time while the others are ordered by UID, so the comparator is not transitive here and the outcome depends on the input order")
+	}
+	// Same ready time (or not compared): restarts, then creation bucket.
+	slices.SortStableFunc(members, func(a, b int) int {
+		if r := innerCmp(c, &keys[a], &keys[b]); r != 0 {
+			return r
+		}
+		return realCmp(c, &keys[a], &keys[b])
+	})
+	apply := func(from int, order []int) {
+		for i, k := range order {
+			placed[from+i].Pod = active[k]
+		}
+	}
+	apply(lo, members)
+	sLo, sHi := m-1, m+1
+	if innerCmp(c, &keys[members[m-1]], &keys[members[m]]) != 0 {
+		// The cut falls between sub-classes: settled.
+		return nil
+	}
+	for sLo > 0 && innerCmp(c, &keys[members[sLo-1]], &keys[members[m]]) == 0 {
+		sLo--
+	}
+	for sHi < len(members) && innerCmp(c, &keys[members[sHi]], &keys[members[m]]) == 0 {
+		sHi++
+	}
+	sub := members[sLo:sHi]
+	sm := m - sLo
+	kc := &keys[sub[0]]
+	if c.Rules.LogScale && !kc.createdZero && !allSame(sub, func(i int) int64 { return keys[i].createdNs }) {
+		if !anyRepeated(sub, func(i int) int64 { return keys[i].createdNs }) {
+			return settleByUID(c, active, keys, sub, lo+sLo, sm, in, round, groupBase, placed, CreationTime)
+		}
+		return simulate(c, active, keys, sub, lo+sLo, d, in, round, groupBase, placed, CreationTime,
+			"creation times in the same log2 bucket: pods created in the same second are tied while the others are ordered by UID, so the comparator is not transitive here and the outcome depends on the input order")
+	}
+	return tieGroup(active, sub, lo+sLo, sm, round, groupBase, placed, Tie,
+		"full tie: every rule is equal (same phase, readiness, cost, rank, ready and creation second, restarts); Go's unstable sort.Sort over the informer's random order decides")
+}
+
+// settleByUID handles a bucket whose times all differ: UID order, with
+// pods of equal UID (only possible in hand-written files) tied.
+func settleByUID(c *Comparator, active []*Pod, keys []key, members []int, from, m int, in Input, round, groupBase int, placed []Placed, rule Rule) []Contenders {
+	slices.SortStableFunc(members, func(a, b int) int { return cmp.Compare(keys[a].uid, keys[b].uid) })
+	for i, k := range members {
+		placed[from+i].Pod = active[k]
+	}
+	if keys[members[m-1]].uid != keys[members[m]].uid {
+		return nil
+	}
+	u := keys[members[m]].uid
+	lo, hi := m-1, m+1
+	for lo > 0 && keys[members[lo-1]].uid == u {
+		lo--
+	}
+	for hi < len(members) && keys[members[hi]].uid == u {
+		hi++
+	}
+	return tieGroup(active, members[lo:hi], from+lo, m-lo, round, groupBase, placed, rule,
+		fmt.Sprintf("same log2 age bucket and the same UID %q: the UID tie-break cannot separate them", u))
+}
+
+// tieGroup: k mutually tied pods of which m go. The sort cannot tell them
+// apart, so under a uniformly random input order each goes with m/k.
+func tieGroup(active []*Pod, members []int, from, m, round, groupBase int, placed []Placed, rule Rule, reason string) []Contenders {
+	slices.SortStableFunc(members, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
+	g := Contenders{Delete: m, Rule: rule, Reason: reason, Exact: true, Round: round}
+	p := float64(m) / float64(len(members))
+	for i, k := range members {
+		pl := &placed[from+i]
+		pl.Pod, pl.Certain, pl.Probability, pl.Group = active[k], false, p, groupBase
+		g.Pods = append(g.Pods, active[k].Name)
+	}
+	return []Contenders{g}
+}
+
+// simulate estimates fates in an intransitive group by running the
+// controller's own algorithm, Go's sort.Sort with the same comparator, over
+// random input orders of the whole round (or, for large rounds, of the
+// group alone, which is documented as an approximation).
+func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d int, in Input, round, groupBase int, placed []Placed, rule Rule, reason string) []Contenders {
+	const fullLimit = 1500
+	universe := members
+	cut := d - from
+	if len(active) <= fullLimit {
+		universe = make([]int, len(active))
+		for i := range universe {
+			universe[i] = i
+		}
+		cut = d
+	}
+	trials := in.Trials
+	if trials <= 0 {
+		trials = min(2000, max(200, 200000/len(universe)))
+	}
+	rng := rand.New(rand.NewPCG(in.Seed, uint64(round)))
+	hits := make(map[int]int, len(members))
+	inGroup := make(map[int]bool, len(members))
+	for _, k := range members {
+		inGroup[k] = true
+	}
+	work := make([]int, len(universe))
+	s := &sorter{c: c, keys: keys, idx: work}
+	for t := 0; t < trials; t++ {
+		copy(work, universe)
+		rng.Shuffle(len(work), func(i, j int) { work[i], work[j] = work[j], work[i] })
+		sort.Sort(s)
+		for _, k := range work[:cut] {
+			if inGroup[k] {
+				hits[k]++
+			}
+		}
+	}
+	// Most likely first; the name keeps equal estimates reproducible.
+	slices.SortStableFunc(members, func(a, b int) int {
+		if r := cmp.Compare(hits[b], hits[a]); r != 0 {
+			return r
+		}
+		return cmp.Compare(active[a].Name, active[b].Name)
+	})
+	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Trials: trials}
+	for i, k := range members {
+		pl := &placed[from+i]
+		pl.Pod, pl.Group = active[k], groupBase
+		pl.Probability = float64(hits[k]) / float64(trials)
+		pl.Certain = false
+		pl.Delete = from+i < d
+		g.Pods = append(g.Pods, active[k].Name)
+	}
+	return []Contenders{g}
+}
+
+func allSame(members []int, f func(int) int64) bool {
+	for _, k := range members[1:] {
+		if f(k) != f(members[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+func anyRepeated(members []int, f func(int) int64) bool {
+	seen := make(map[int64]bool, len(members))
+	for _, k := range members {
+		v := f(k)
+		if seen[v] {
+			return true
+		}
+		seen[v] = true
+	}
+	return false
+}
