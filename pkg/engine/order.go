@@ -43,10 +43,12 @@ type Placed struct {
 	Round       int     // sync round that deletes it (0: kept)
 	// Next explains the comparison with the pod right after this one in
 	// the same round's sort; nil for the last pod or an unsorted round.
-	Next *Decision
+	Next    *Decision
+	NextPod *Pod
 	// Boundary compares a victim with its round's first survivor, or a
 	// survivor with the last victim: the comparison that decided its fate.
-	Boundary *Decision
+	Boundary    *Decision
+	BoundaryPod *Pod
 	// Group indexes Result.Contenders when the pod's fate is open; -1 if not.
 	Group int
 }
@@ -207,13 +209,15 @@ func analyze(active []*Pod, d int, in Input, round, groupBase int) ([]Placed, []
 	for i := range placed {
 		if i+1 < n {
 			dec := c.Compare(placed[i].Pod, placed[i+1].Pod)
-			placed[i].Next = &dec
+			placed[i].Next, placed[i].NextPod = &dec, placed[i+1].Pod
 		}
 		var dec Decision
 		if i < d {
 			dec = c.Compare(placed[i].Pod, placed[d].Pod)
+			placed[i].BoundaryPod = placed[d].Pod
 		} else {
 			dec = c.Compare(placed[d-1].Pod, placed[i].Pod)
+			placed[i].BoundaryPod = placed[d-1].Pod
 		}
 		placed[i].Boundary = &dec
 	}

@@ -1,0 +1,160 @@
+package engine
+
+import (
+	"container/heap"
+	"slices"
+	"time"
+)
+
+// maxStableChecks bounds how many future bucket crossings StableUntil
+// evaluates; past that it reports the last crossing checked, a lower bound.
+const maxStableChecks = 256
+
+// StableUntil finds the first moment after in.Now at which a pod's ready or
+// creation age crosses a power-of-two boundary that changes the outcome of
+// the first deletion round. It returns nil when no age-based rule can change
+// it: linear time comparison, nothing to sort, or a cut that rules 1-5
+// decide. lowerBound is true when the search stopped at its limit.
+func StableUntil(in Input) (until *time.Time, lowerBound bool) {
+	if !in.Rules.LogScale || in.Delete <= 0 {
+		return nil, false
+	}
+	burst := in.Burst
+	if burst <= 0 {
+		burst = 500
+	}
+	d := min(in.Delete, burst)
+	if d >= len(in.Candidates) {
+		return nil, false
+	}
+	c := &Comparator{Rules: in.Rules, Now: in.Now}
+	pods := make([]Pod, len(in.Candidates))
+	copy(pods, in.Candidates)
+	for i := range pods {
+		pods[i].Rank = 0
+		if in.Related != nil {
+			pods[i].Rank = in.Related[pods[i].Node]
+		}
+	}
+	keys := make([]key, len(pods))
+	idx := make([]int, len(pods))
+	for i := range pods {
+		keys[i], idx[i] = c.keyOf(&pods[i]), i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return timelessCmp(c, &keys[a], &keys[b]) })
+	if timelessCmp(c, &keys[idx[d-1]], &keys[idx[d]]) != 0 {
+		return nil, false
+	}
+	// Only the class the cut falls in can change with time.
+	var class []Pod
+	before := 0
+	for i, k := range idx {
+		switch r := timelessCmp(c, &keys[k], &keys[idx[d]]); {
+		case r < 0:
+			before = i + 1
+		case r == 0:
+			class = append(class, pods[k])
+		}
+	}
+	sub := Input{Candidates: class, Delete: d - before, Rules: in.Rules, Burst: burst, Trials: 200, Seed: in.Seed}
+	outcome := func(now time.Time) string {
+		sub.Now = now
+		res := Predict(sub)
+		var sig []byte
+		for _, p := range res.Order {
+			if p.Delete {
+				sig = append(sig, p.Pod.Name...)
+				if !p.Certain {
+					sig = append(sig, '?')
+				}
+				sig = append(sig, 0)
+			}
+		}
+		slices.Sort(sig) // a set, not an order
+		return string(sig)
+	}
+	base := outcome(in.Now)
+	h := &crossings{}
+	for _, p := range class {
+		if p.Ready && !p.ReadyTime.IsZero() {
+			h.push(p.ReadyTime, in.Now)
+		}
+		if !p.Created.IsZero() {
+			h.push(p.Created, in.Now)
+		}
+	}
+	var last time.Time
+	for checks := 0; h.Len() > 0 && checks < maxStableChecks; checks++ {
+		e := heap.Pop(h).(crossing)
+		last = e.at
+		if outcome(e.at) != base {
+			return &e.at, false
+		}
+		h.push(e.t, e.at)
+	}
+	if last.IsZero() {
+		return nil, false
+	}
+	return &last, true
+}
+
+// timelessCmp is outerCmp without the time-based rules 6-8.
+func timelessCmp(c *Comparator, a, b *key) int {
+	if a.assigned != b.assigned {
+		return boolFirst(!a.assigned)
+	}
+	if a.phase != b.phase {
+		return a.phase - b.phase
+	}
+	if a.ready != b.ready {
+		return boolFirst(!a.ready)
+	}
+	if c.Rules.DeletionCost && a.cost != b.cost {
+		if a.cost < b.cost {
+			return -1
+		}
+		return 1
+	}
+	return b.rank - a.rank
+}
+
+// nextCrossing is the first instant after now at which Bucket(t, ·) grows.
+func nextCrossing(t, now time.Time) time.Time {
+	b := Bucket(t, now)
+	if b < 0 {
+		return t.Add(time.Nanosecond)
+	}
+	if b >= 62 {
+		return time.Time{}
+	}
+	at := t.Add(time.Duration(int64(1) << (b + 1)))
+	// math.Log2 rounds up a few nanoseconds below large powers of two.
+	for i := 0; i < 1<<10 && Bucket(t, at.Add(-time.Nanosecond)) > b; i++ {
+		at = at.Add(-time.Nanosecond)
+	}
+	for Bucket(t, at) <= b {
+		at = at.Add(time.Nanosecond)
+	}
+	return at
+}
+
+type crossing struct{ t, at time.Time }
+
+type crossings []crossing
+
+func (h crossings) Len() int           { return len(h) }
+func (h crossings) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h crossings) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *crossings) Push(x any)        { *h = append(*h, x.(crossing)) }
+func (h *crossings) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func (h *crossings) push(t, now time.Time) {
+	if at := nextCrossing(t, now); !at.IsZero() {
+		heap.Push(h, crossing{t: t, at: at})
+	}
+}

@@ -1,0 +1,166 @@
+// Package prediction is the plugin's output: one document per run, printed
+// as a table or as JSON/YAML. The JSON field names are a stable contract,
+// documented in the README.
+package prediction
+
+import "time"
+
+// APIVersion and Kind identify the JSON document.
+const (
+	APIVersion = "scale-preview/v1"
+	Kind       = "ScalePreview"
+)
+
+// Fates of a pod.
+const (
+	FateDelete      = "delete"
+	FateKeep        = "keep"
+	FateTerminating = "terminating" // already going; never counted
+	FateIgnored     = "ignored"     // seen but not the controller's to delete
+)
+
+// Steps that kill a pod in a Deployment scale-in.
+const (
+	StepScale   = "scale"   // the scale itself (proportional split)
+	StepRollout = "rollout" // the rollout continuing right after the scale
+)
+
+// Prediction is everything the plugin predicts for one scale-in.
+type Prediction struct {
+	APIVersion      string    `json:"apiVersion"`
+	Kind            string    `json:"kind"`
+	Target          Target    `json:"target"`
+	CurrentReplicas int32     `json:"currentReplicas"`
+	DesiredReplicas int32     `json:"desiredReplicas"`
+	ReferenceTime   time.Time `json:"referenceTime"`
+	// StableUntil: the prediction holds until then if nothing else changes;
+	// null when no age-based rule can change it.
+	StableUntil *time.Time `json:"stableUntil"`
+	Rules       RulesInfo  `json:"rules"`
+	// Message is one sentence summary, e.g. "scale-up: no pod would be deleted".
+	Message string `json:"message"`
+	// Victims are the pods deleted, in deletion order; the most likely
+	// outcome where chance decides.
+	Victims []string `json:"victims"`
+	// Certain is true when every pod's fate is determined.
+	Certain    bool             `json:"certain"`
+	Pods       []Pod            `json:"pods"`
+	Contenders []ContenderGroup `json:"contenders,omitempty"`
+	// ReplicaSets shows a Deployment's split: sizes before, after the
+	// scale step and after the rollout continues.
+	ReplicaSets []ReplicaSetStep `json:"replicaSets,omitempty"`
+	// Creates counts pods the controllers would create (never victims).
+	Creates     int              `json:"creates,omitempty"`
+	StatefulSet *StatefulSetInfo `json:"statefulSet,omitempty"`
+	Warnings    []string         `json:"warnings,omitempty"`
+}
+
+// Target names the scaled object.
+type Target struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// RulesInfo says which Kubernetes version's rules were applied and why.
+type RulesInfo struct {
+	KubernetesVersion string `json:"kubernetesVersion"`
+	// VersionSource: "kube-controller-manager", "apiserver", "flag" or "default".
+	VersionSource string          `json:"versionSource"`
+	VersionDetail string          `json:"versionDetail,omitempty"`
+	FeatureGates  map[string]bool `json:"featureGates"`
+	Overridden    []string        `json:"overriddenGates,omitempty"`
+}
+
+// Pod is one pod's predicted fate and the facts the rules read.
+type Pod struct {
+	Name       string     `json:"name"`
+	UID        string     `json:"uid"`
+	Owner      string     `json:"owner,omitempty"` // Kind/name of its controller
+	Node       string     `json:"node"`
+	Phase      string     `json:"phase"`
+	Ready      bool       `json:"ready"`
+	ReadySince *time.Time `json:"readySince,omitempty"`
+	Created    time.Time  `json:"created"`
+	// DeletionCost is what the controller uses (invalid values count as 0).
+	DeletionCost        int32  `json:"deletionCost"`
+	DeletionCostRaw     string `json:"deletionCostAnnotation,omitempty"`
+	DeletionCostInvalid bool   `json:"deletionCostInvalid,omitempty"`
+	Rank                int    `json:"rank"`
+	Restarts            int    `json:"restarts"`
+	SidecarRestarts     int    `json:"sidecarRestarts,omitempty"`
+	ReadyBucket         *int64 `json:"readyAgeBucket,omitempty"`
+	CreatedBucket       *int64 `json:"creationAgeBucket,omitempty"`
+	Ordinal             *int   `json:"ordinal,omitempty"`
+
+	// Position is 1-based in predicted deletion order (0: not ordered).
+	Position          int     `json:"position"`
+	Fate              string  `json:"fate"`
+	Certain           bool    `json:"certain"`
+	DeleteProbability float64 `json:"deleteProbability"`
+	Round             int     `json:"round,omitempty"`
+	Step              string  `json:"step,omitempty"`
+	ReplicaSet        string  `json:"replicaSet,omitempty"`
+	// DecidedBy explains the comparison with the next pod in order.
+	DecidedBy *Decision `json:"decidedBy,omitempty"`
+	// VsBoundary explains the comparison that decided this pod's fate: a
+	// victim against the first survivor, a survivor against the last victim.
+	VsBoundary     *Decision `json:"vsBoundary,omitempty"`
+	ContenderGroup *int      `json:"contenderGroup,omitempty"`
+	Reason         string    `json:"reason,omitempty"`
+}
+
+// Decision is one comparison and the rule that decided it.
+type Decision struct {
+	Rule    string `json:"rule"` // "R1".."R8", "TIE", "ORDINAL"
+	Name    string `json:"name"` // e.g. "ready-time"
+	How     string `json:"how,omitempty"`
+	Against string `json:"against"`
+	This    string `json:"this"`  // this pod's compared value
+	Other   string `json:"other"` // the other pod's
+	Text    string `json:"text"`
+}
+
+// ContenderGroup is a set of pods among which chance decides.
+type ContenderGroup struct {
+	ReplicaSet string   `json:"replicaSet,omitempty"`
+	Pods       []string `json:"pods"`
+	Delete     int      `json:"delete"`
+	Rule       string   `json:"rule"`
+	Reason     string   `json:"reason"`
+	Exact      bool     `json:"exact"`
+	Trials     int      `json:"trials,omitempty"`
+}
+
+// ReplicaSetStep is one ReplicaSet of a Deployment through the scale-in.
+type ReplicaSetStep struct {
+	Name       string `json:"name"`
+	New        bool   `json:"new"`
+	Before     int32  `json:"before"`
+	AfterScale int32  `json:"afterScale"`
+	Final      int32  `json:"final"`
+	Deleted    int    `json:"deleted"`
+	Created    int    `json:"created"`
+}
+
+// StatefulSetInfo is what a StatefulSet scale-in adds.
+type StatefulSetInfo struct {
+	PodManagementPolicy string   `json:"podManagementPolicy"`
+	Start               int      `json:"start"`
+	End                 int      `json:"end"`
+	Stalled             bool     `json:"stalled"`
+	StallPod            string   `json:"stallPod,omitempty"`
+	StallReason         string   `json:"stallReason,omitempty"`
+	DeletedBeforeStall  []string `json:"deletedBeforeStall,omitempty"`
+	ClaimPolicy         string   `json:"claimPolicyWhenScaled"`
+	Claims              []Claim  `json:"claims,omitempty"`
+}
+
+// Claim is a PersistentVolumeClaim of a condemned StatefulSet pod.
+type Claim struct {
+	Name    string `json:"name"`
+	Pod     string `json:"pod"`
+	Fate    string `json:"fate"` // "delete" | "retain"
+	Exists  *bool  `json:"exists,omitempty"`
+	Ordinal int    `json:"ordinal"`
+}

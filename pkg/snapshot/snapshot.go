@@ -1,0 +1,43 @@
+// Package snapshot is the data a source reads (from a cluster or a file)
+// and a workload model consumes: the objects of one namespace.
+package snapshot
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+)
+
+// Kinds the plugin models.
+const (
+	Deployment            = "Deployment"
+	ReplicaSet            = "ReplicaSet"
+	ReplicationController = "ReplicationController"
+	StatefulSet           = "StatefulSet"
+)
+
+// Ref names the object to scale.
+type Ref struct {
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// Snapshot holds one namespace's relevant objects at one moment.
+type Snapshot struct {
+	Deployments            []*appsv1.Deployment
+	ReplicaSets            []*appsv1.ReplicaSet
+	ReplicationControllers []*corev1.ReplicationController
+	StatefulSets           []*appsv1.StatefulSet
+	Pods                   []*corev1.Pod
+	// Claims are read only for StatefulSets; ClaimsKnown is false when they
+	// could not be read (for example forbidden).
+	Claims      []*corev1.PersistentVolumeClaim
+	ClaimsKnown bool
+	Nodes       []*corev1.Node
+	HPAs        []*autoscalingv2.HorizontalPodAutoscaler
+	PDBs        []*policyv1.PodDisruptionBudget
+	// Notes are one-line remarks from the source, e.g. what it could not read.
+	Notes []string
+}

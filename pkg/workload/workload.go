@@ -1,0 +1,126 @@
+// Package workload models what each controller considers on a scale-in:
+// which pods are candidates, how many go, their ranks, and (for
+// Deployments) how the cut is split between ReplicaSets. It turns a
+// snapshot into a prediction, using the engine for the ordering.
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/scale-preview/scale-preview/pkg/prediction"
+	"github.com/scale-preview/scale-preview/pkg/rules"
+	"github.com/scale-preview/scale-preview/pkg/snapshot"
+)
+
+// Options are the inputs besides the snapshot.
+type Options struct {
+	Rules rules.RuleSet
+	Now   time.Time
+	Seed  uint64
+}
+
+// NotFoundError: the target is not in the snapshot.
+type NotFoundError struct{ Ref snapshot.Ref }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("%s %q not found in namespace %q", e.Ref.Kind, e.Ref.Name, e.Ref.Namespace)
+}
+
+// ErrUnsupported marks kinds the plugin does not model.
+var ErrUnsupported = errors.New("unsupported kind")
+
+// Predict predicts the scale-in of ref to replicas.
+func Predict(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) (*prediction.Prediction, error) {
+	switch ref.Kind {
+	case snapshot.ReplicaSet, snapshot.ReplicationController:
+		return predictReplicaSet(s, ref, replicas, o)
+	case snapshot.Deployment:
+		return predictDeployment(s, ref, replicas, o)
+	case snapshot.StatefulSet:
+		return predictStatefulSet(s, ref, replicas, o)
+	}
+	return nil, fmt.Errorf("%w: %s", ErrUnsupported, ref.Kind)
+}
+
+func newPrediction(ref snapshot.Ref, current, desired int32, o Options) *prediction.Prediction {
+	return &prediction.Prediction{
+		APIVersion:      prediction.APIVersion,
+		Kind:            prediction.Kind,
+		Target:          prediction.Target{Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name},
+		CurrentReplicas: current,
+		DesiredReplicas: desired,
+		ReferenceTime:   o.Now,
+		Victims:         []string{},
+		Pods:            []prediction.Pod{},
+		Certain:         true,
+		Rules: prediction.RulesInfo{
+			KubernetesVersion: o.Rules.Version(),
+			FeatureGates:      o.Rules.Gates,
+			Overridden:        o.Rules.Overridden,
+		},
+	}
+}
+
+// isActive is controller.IsPodActive.
+func isActive(p *corev1.Pod) bool {
+	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed && p.DeletionTimestamp == nil
+}
+
+// isTerminating is controller.IsPodTerminating.
+func isTerminating(p *corev1.Pod) bool {
+	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed && p.DeletionTimestamp != nil
+}
+
+func ownerText(p *corev1.Pod) string {
+	if c := metav1.GetControllerOf(p); c != nil {
+		return c.Kind + "/" + c.Name
+	}
+	return ""
+}
+
+// claimed is the outcome of PodControllerRefManager.ClaimPods for one
+// controller over the pods of its namespace.
+type claimed struct {
+	active      []*corev1.Pod // owned or adopted active pods: the candidates
+	adopted     map[string]bool
+	terminating []*corev1.Pod // owned, matching, already terminating
+	foreign     []*corev1.Pod // matching the selector but controlled by another object
+	released    []*corev1.Pod // controlled but no longer matching: released, not counted
+}
+
+func claim(pods []*corev1.Pod, namespace, uid string, sel labels.Selector) claimed {
+	out := claimed{adopted: map[string]bool{}}
+	for _, p := range pods {
+		if p.Namespace != namespace {
+			continue
+		}
+		matches := sel.Matches(labels.Set(p.Labels))
+		ctrl := metav1.GetControllerOf(p)
+		switch {
+		case ctrl != nil && string(ctrl.UID) == uid:
+			switch {
+			case !matches:
+				out.released = append(out.released, p)
+			case isActive(p):
+				out.active = append(out.active, p)
+			case isTerminating(p):
+				out.terminating = append(out.terminating, p)
+			}
+		case ctrl != nil:
+			if matches && isActive(p) {
+				out.foreign = append(out.foreign, p)
+			}
+		case matches && isActive(p):
+			// Orphans are adopted in the same sync and count at once.
+			out.active = append(out.active, p)
+			out.adopted[p.Name] = true
+		}
+	}
+	return out
+}
