@@ -201,6 +201,9 @@ func decided(pod prediction.Pod) string {
 		return "-"
 	}
 	d := pod.DecidedBy
+	if d.Against == "" {
+		return d.Rule + " " + d.Text
+	}
 	s := fmt.Sprintf("%s %s: %s vs %s (%s)", d.Rule, d.Name, d.This, d.Other, d.Against)
 	if d.Rule == "TIE" {
 		s = fmt.Sprintf("TIE with %s: no rule separates them", d.Against)
