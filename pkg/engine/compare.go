@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -165,7 +166,11 @@ func (c *Comparator) Less(a, b *Pod) bool {
 // values it compared. It agrees with Less by construction (tested).
 func (c *Comparator) Compare(a, b *Pod) Decision {
 	ka, kb := c.keyOf(a), c.keyOf(b)
-	d := Decision{AFirst: c.less(&ka, &kb)}
+	return c.compareKeys(a, b, &ka, &kb)
+}
+
+func (c *Comparator) compareKeys(a, b *Pod, ka, kb *key) Decision {
+	d := Decision{AFirst: c.less(ka, kb)}
 	switch {
 	case ka.assigned != kb.assigned:
 		d.Rule, d.A, d.B = Unassigned, nodeText(a.Node), nodeText(b.Node)
@@ -174,16 +179,16 @@ func (c *Comparator) Compare(a, b *Pod) Decision {
 	case ka.ready != kb.ready:
 		d.Rule, d.A, d.B = Readiness, readyText(a.Ready), readyText(b.Ready)
 	case c.Rules.DeletionCost && ka.cost != kb.cost:
-		d.Rule, d.A, d.B = DeletionCost, fmt.Sprint(ka.cost), fmt.Sprint(kb.cost)
+		d.Rule, d.A, d.B = DeletionCost, strconv.Itoa(int(ka.cost)), strconv.Itoa(int(kb.cost))
 	case ka.rank != kb.rank:
-		d.Rule, d.A, d.B = Colocation, fmt.Sprint(ka.rank), fmt.Sprint(kb.rank)
+		d.Rule, d.A, d.B = Colocation, strconv.Itoa(ka.rank), strconv.Itoa(kb.rank)
 	case ka.ready && ka.readyNs != kb.readyNs:
 		d.Rule = ReadyTime
 		d.How, d.A, d.B = c.timeHow(a.ReadyTime, b.ReadyTime, ka.readyBucket, kb.readyBucket, a.UID, b.UID)
 	case ka.restarts != kb.restarts:
-		d.Rule, d.How, d.A, d.B = Restarts, ByRegular, fmt.Sprint(ka.restarts), fmt.Sprint(kb.restarts)
+		d.Rule, d.How, d.A, d.B = Restarts, ByRegular, strconv.Itoa(ka.restarts), strconv.Itoa(kb.restarts)
 	case c.Rules.SidecarRestarts && ka.sidecar != kb.sidecar:
-		d.Rule, d.How, d.A, d.B = Restarts, BySidecar, fmt.Sprint(ka.sidecar), fmt.Sprint(kb.sidecar)
+		d.Rule, d.How, d.A, d.B = Restarts, BySidecar, strconv.Itoa(ka.sidecar), strconv.Itoa(kb.sidecar)
 	case ka.createdNs != kb.createdNs:
 		d.Rule = CreationTime
 		d.How, d.A, d.B = c.timeHow(a.Created, b.Created, ka.createdBucket, kb.createdBucket, a.UID, b.UID)
@@ -212,7 +217,7 @@ func (c *Comparator) ageText(t time.Time, bucket int64) string {
 	}
 	s := HumanAge(c.Now.Sub(t))
 	if bucket >= -1 {
-		s += fmt.Sprintf(" (bucket %d)", bucket)
+		s += " (bucket " + strconv.FormatInt(bucket, 10) + ")"
 	}
 	return s
 }
@@ -263,15 +268,16 @@ func HumanAge(d time.Duration) string {
 
 func humanAge(d time.Duration) string {
 	sec := int64(d / time.Second)
+	i := strconv.FormatInt
 	switch {
 	case sec < 120:
-		return fmt.Sprintf("%ds", sec)
+		return i(sec, 10) + "s"
 	case sec < 3600:
-		return fmt.Sprintf("%dm%ds", sec/60, sec%60)
+		return i(sec/60, 10) + "m" + i(sec%60, 10) + "s"
 	case sec < 48*3600:
-		return fmt.Sprintf("%dh%dm", sec/3600, (sec%3600)/60)
+		return i(sec/3600, 10) + "h" + i((sec%3600)/60, 10) + "m"
 	case sec < 365*86400:
-		return fmt.Sprintf("%dd%dh", sec/86400, (sec%86400)/3600)
+		return i(sec/86400, 10) + "d" + i((sec%86400)/3600, 10) + "h"
 	}
-	return fmt.Sprintf("%dy%dd", sec/(365*86400), (sec%(365*86400))/86400)
+	return i(sec/(365*86400), 10) + "y" + i((sec%(365*86400))/86400, 10) + "d"
 }

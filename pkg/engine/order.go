@@ -31,6 +31,10 @@ type Input struct {
 	Trials int
 	// Seed makes the simulation reproducible.
 	Seed uint64
+	// FatesOnly skips what only a reader needs: probabilities of
+	// intransitive groups are not estimated and no comparison is explained.
+	// StableUntil uses it to compare outcomes cheaply.
+	FatesOnly bool
 }
 
 // Placed is one candidate's predicted fate.
@@ -206,17 +210,25 @@ func analyze(active []*Pod, d int, in Input, round, groupBase int) ([]Placed, []
 		}
 		groups = settleClass(c, active, keys, idx, lo, hi, d, in, round, groupBase, placed)
 	}
+	keyOf := make(map[*Pod]*key, n)
+	for i, p := range active {
+		keyOf[p] = &keys[i]
+	}
+	cmpPods := func(a, b *Pod) Decision { return c.compareKeys(a, b, keyOf[a], keyOf[b]) }
 	for i := range placed {
+		if in.FatesOnly {
+			break
+		}
 		if i+1 < n {
-			dec := c.Compare(placed[i].Pod, placed[i+1].Pod)
+			dec := cmpPods(placed[i].Pod, placed[i+1].Pod)
 			placed[i].Next, placed[i].NextPod = &dec, placed[i+1].Pod
 		}
 		var dec Decision
 		if i < d {
-			dec = c.Compare(placed[i].Pod, placed[d].Pod)
+			dec = cmpPods(placed[i].Pod, placed[d].Pod)
 			placed[i].BoundaryPod = placed[d].Pod
 		} else {
-			dec = c.Compare(placed[d-1].Pod, placed[i].Pod)
+			dec = cmpPods(placed[d-1].Pod, placed[i].Pod)
 			placed[i].BoundaryPod = placed[d-1].Pod
 		}
 		placed[i].Boundary = &dec
@@ -400,7 +412,7 @@ func tieGroup(active []*Pod, members []int, from, m, round, groupBase int, place
 // random input orders of the whole round (or, for large rounds, of the
 // group alone, which is documented as an approximation).
 func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d int, in Input, round, groupBase int, placed []Placed, rule Rule, reason string) []Contenders {
-	const fullLimit = 1500
+	const fullLimit = 600
 	universe := members
 	cut := d - from
 	if len(active) <= fullLimit {
@@ -413,6 +425,9 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 	trials := in.Trials
 	if trials <= 0 {
 		trials = min(2000, max(200, 200000/len(universe)))
+	}
+	if in.FatesOnly {
+		trials = 0
 	}
 	rng := rand.New(rand.NewPCG(in.Seed, uint64(round)))
 	hits := make(map[int]int, len(members))
@@ -443,7 +458,10 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 	for i, k := range members {
 		pl := &placed[from+i]
 		pl.Pod, pl.Group = active[k], groupBase
-		pl.Probability = float64(hits[k]) / float64(trials)
+		pl.Probability = float64(d-from) / float64(len(members))
+		if trials > 0 {
+			pl.Probability = float64(hits[k]) / float64(trials)
+		}
 		pl.Certain = false
 		pl.Delete = from+i < d
 		g.Pods = append(g.Pods, active[k].Name)

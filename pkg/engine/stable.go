@@ -56,7 +56,7 @@ func StableUntil(in Input) (until *time.Time, lowerBound bool) {
 			class = append(class, pods[k])
 		}
 	}
-	sub := Input{Candidates: class, Delete: d - before, Rules: in.Rules, Burst: burst, Trials: 200, Seed: in.Seed}
+	sub := Input{Candidates: class, Delete: d - before, Rules: in.Rules, Burst: burst, FatesOnly: true}
 	outcome := func(now time.Time) string {
 		sub.Now = now
 		res := Predict(sub)
