@@ -21,6 +21,7 @@ import (
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/printer"
 	"github.com/scale-preview/scale-preview/pkg/rules"
+	"github.com/scale-preview/scale-preview/pkg/runbook"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 	"github.com/scale-preview/scale-preview/pkg/source"
 	"github.com/scale-preview/scale-preview/pkg/workload"
@@ -53,6 +54,9 @@ type Options struct {
 	FeatureGates    string
 	FailIfUncertain bool
 	ShowVersion     bool
+	Spare           []string
+	Target          []string
+	TargetNode      string
 
 	args     []string
 	ref      snapshot.Ref
@@ -108,6 +112,9 @@ sort), the affected pods are shown with their probability of deletion.`,
 	fl.StringVar(&o.KubeVersion, "kube-version", "", fmt.Sprintf("Apply the rules of this Kubernetes version (1.%d to 1.%d). Default: detected from the cluster; offline, 1.%d.", rules.Oldest, rules.Newest, rules.Newest))
 	fl.StringVar(&o.FeatureGates, "feature-gates", "", "Override the controller-manager's feature gates, e.g. PodDeletionCost=false.")
 	fl.BoolVar(&o.FailIfUncertain, "fail-if-uncertain", false, fmt.Sprintf("Exit with code %d when chance decides any pod's fate (after printing).", ExitUncertain))
+	fl.StringSliceVar(&o.Spare, "spare", nil, "Pods that must survive: print the pod-deletion-cost annotations that make the controller spare them.")
+	fl.StringSliceVar(&o.Target, "target", nil, "Pods that should die: print the pod-deletion-cost annotations that make the controller pick them.")
+	fl.StringVar(&o.TargetNode, "target-node", "", "Prefer victims on this node: print the annotations that make the controller pick them.")
 	fl.BoolVar(&o.ShowVersion, "version", false, "Print the plugin's version and the supported Kubernetes rule versions.")
 	o.configFlags.AddFlags(c.PersistentFlags())
 
@@ -277,9 +284,14 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return withCode(ExitUsage, "%v", err)
 	}
-	pred, err := workload.Predict(snap, o.ref, o.replicas, workload.Options{Rules: rs, Now: o.now, Seed: 1})
+	wo := workload.Options{Rules: rs, Now: o.now, Seed: 1}
+	pred, err := workload.Predict(snap, o.ref, o.replicas, wo)
 	if err != nil {
 		return err
+	}
+	runbook.Analyze(snap, o.ref, pred)
+	if req := (runbook.Request{Spare: o.Spare, Target: o.Target, TargetNode: o.TargetNode}); !req.Empty() {
+		pred.Steering = runbook.Steer(snap, o.ref, o.replicas, wo, pred, req)
 	}
 	pred.Rules.VersionSource, pred.Rules.VersionDetail = info.VersionSource, info.VersionDetail
 	pred.Warnings = append(pred.Warnings, snap.Notes...)

@@ -52,7 +52,57 @@ type Prediction struct {
 	// Creates counts pods the controllers would create (never victims).
 	Creates     int              `json:"creates,omitempty"`
 	StatefulSet *StatefulSetInfo `json:"statefulSet,omitempty"`
-	Warnings    []string         `json:"warnings,omitempty"`
+	// Impact is pods per node (and zone) before and after.
+	Impact *Impact `json:"impact,omitempty"`
+	// Conflicts are what will fight or be hurt by the change.
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+	Steering  *Steering  `json:"steering,omitempty"`
+	Warnings  []string   `json:"warnings,omitempty"`
+}
+
+// Impact is where the replicas are before and after the scale-in.
+type Impact struct {
+	Nodes []Placement `json:"nodes"`
+	Zones []Placement `json:"zones,omitempty"`
+	// ZonesKnown is false when Node objects could not be read.
+	ZonesKnown bool `json:"zonesKnown"`
+}
+
+// Placement counts the workload's pods in one node or zone.
+type Placement struct {
+	Name   string `json:"name"`
+	Before int    `json:"before"`
+	After  int    `json:"after"`
+	// Emptied: it had replicas and loses all of them.
+	Emptied bool `json:"emptied,omitempty"`
+}
+
+// Conflict is one thing that will fight or be hurt by the change.
+type Conflict struct {
+	Kind    string `json:"kind"` // HorizontalPodAutoscaler, PodDisruptionBudget, Rollout, Terminating, DeletionCost, Note
+	Name    string `json:"name,omitempty"`
+	Message string `json:"message"`
+}
+
+// Steering is the smallest set of deletion-cost annotations that makes the
+// controller delete exactly the wanted pods.
+type Steering struct {
+	Wanted      []string     `json:"wanted"`
+	Possible    bool         `json:"possible"`
+	Reason      string       `json:"reason,omitempty"`
+	Annotations []Annotation `json:"annotations"`
+	Commands    []string     `json:"commands"`
+	// Verified: the engine, re-run with the annotations, deletes exactly
+	// the wanted pods and every fate is certain.
+	Verified bool   `json:"verified"`
+	Note     string `json:"note"`
+}
+
+// Annotation is one pod-deletion-cost to set.
+type Annotation struct {
+	Pod  string `json:"pod"`
+	Cost int32  `json:"cost"`
+	Was  string `json:"was,omitempty"`
 }
 
 // Target names the scaled object.

@@ -110,6 +110,18 @@ func Table(w io.Writer, p *prediction.Prediction, wide bool) error {
 	if st := p.StatefulSet; st != nil {
 		claimLines(w, st)
 	}
+	if p.Impact != nil && len(p.Victims) > 0 {
+		impactLines(w, p.Impact)
+	}
+	if len(p.Conflicts) > 0 {
+		fmt.Fprintln(w, "\nConflicts:")
+		for _, c := range p.Conflicts {
+			fmt.Fprintf(w, "  - %s\n", c.Message)
+		}
+	}
+	if st := p.Steering; st != nil {
+		steeringLines(w, st)
+	}
 	if p.Creates > 0 {
 		fmt.Fprintf(w, "\nThe controllers would also create %d pod(s) (Pending, never victims).\n", p.Creates)
 	}
@@ -272,4 +284,50 @@ func claimLines(w io.Writer, st *prediction.StatefulSetInfo) {
 	} else if len(st.Claims) > 0 || st.ClaimPolicy != "" {
 		fmt.Fprintf(w, "\nPersistentVolumeClaims: whenScaled=%s: the claims of deleted pods stay.\n", orDash(st.ClaimPolicy))
 	}
+}
+
+// impactLines draws pods per node (and zone) before -> after as bars:
+// '#' survives, 'x' is deleted.
+func impactLines(w io.Writer, im *prediction.Impact) {
+	draw := func(title string, list []prediction.Placement) {
+		if len(list) == 0 {
+			return
+		}
+		width := 0
+		for _, pl := range list {
+			width = max(width, len(pl.Name))
+		}
+		fmt.Fprintf(w, "\nImpact by %s (# stays, x deleted):\n", title)
+		for _, pl := range list {
+			bar := strings.Repeat("#", min(pl.After, 40)) + strings.Repeat("x", min(pl.Before-pl.After, 40))
+			flag := ""
+			if pl.Emptied {
+				flag = "  <- loses all its replicas"
+			}
+			fmt.Fprintf(w, "  %-*s  %2d -> %-2d  %s%s\n", width, pl.Name, pl.Before, pl.After, bar, flag)
+		}
+	}
+	draw("node", im.Nodes)
+	draw("zone", im.Zones)
+}
+
+func steeringLines(w io.Writer, st *prediction.Steering) {
+	fmt.Fprintf(w, "\nSteering: wanted victims %s\n", strings.Join(st.Wanted, ", "))
+	if !st.Possible {
+		fmt.Fprintf(w, "  impossible: %s\n", st.Reason)
+		return
+	}
+	if len(st.Commands) == 0 {
+		fmt.Fprintf(w, "  %s\n", st.Reason)
+		return
+	}
+	verified := "verified: the prediction with these annotations deletes exactly the wanted pods"
+	if !st.Verified {
+		verified = "NOT verified"
+	}
+	fmt.Fprintf(w, "  %d annotation(s), %s:\n", len(st.Commands), verified)
+	for _, c := range st.Commands {
+		fmt.Fprintf(w, "    %s\n", c)
+	}
+	fmt.Fprintf(w, "  %s\n", st.Note)
 }

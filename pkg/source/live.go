@@ -152,6 +152,59 @@ func (l *Live) Load(ctx context.Context, ref snapshot.Ref) (*snapshot.Snapshot, 
 			}
 		}()
 	}
+	// Optional reads for the runbook answers: each degrades to a note.
+	optional := func(what string, list func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := list(); err != nil {
+				mu.Lock()
+				s.Notes = append(s.Notes, what+" could not be read ("+reason(err)+"): "+noteFor(what))
+				mu.Unlock()
+			}
+		}()
+	}
+	optional("horizontalpodautoscalers", func() error {
+		list, err := l.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, metav1.ListOptions{})
+		if err == nil {
+			mu.Lock()
+			for i := range list.Items {
+				s.HPAs = append(s.HPAs, &list.Items[i])
+			}
+			mu.Unlock()
+		}
+		return err
+	})
+	optional("poddisruptionbudgets", func() error {
+		list, err := l.Client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, metav1.ListOptions{})
+		if err == nil {
+			mu.Lock()
+			for i := range list.Items {
+				s.PDBs = append(s.PDBs, &list.Items[i])
+			}
+			mu.Unlock()
+		}
+		return err
+	})
+	optional("nodes", func() error {
+		var nodes []*corev1.Node
+		err := listAll(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Client.CoreV1().Nodes().List(ctx, o)
+		}, metav1.ListOptions{}, func(obj runtime.Object) {
+			items := obj.(*corev1.NodeList).Items
+			for i := range items {
+				n := &items[i]
+				// Only the zone label is used.
+				nodes = append(nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: map[string]string{"topology.kubernetes.io/zone": n.Labels["topology.kubernetes.io/zone"]}}})
+			}
+		})
+		if err == nil {
+			mu.Lock()
+			s.Nodes = nodes
+			mu.Unlock()
+		}
+		return err
+	})
 	// Pods: a server-side selector. For a ReplicaSet with siblings, the
 	// siblings' selectors differ (pod-template-hash), so list by what they
 	// share and narrow on the client once the ReplicaSets are in.
@@ -240,6 +293,18 @@ func listAll(ctx context.Context, fn func(context.Context, metav1.ListOptions) (
 func strip(m *metav1.ObjectMeta) {
 	m.ManagedFields = nil
 	delete(m.Annotations, "kubectl.kubernetes.io/last-applied-configuration")
+}
+
+func noteFor(what string) string {
+	switch what {
+	case "nodes":
+		return "no per-zone impact"
+	case "horizontalpodautoscalers":
+		return "an autoscaler that would undo the scale is not checked"
+	case "poddisruptionbudgets":
+		return "budgets are not checked"
+	}
+	return "skipped"
 }
 
 func reason(err error) string {
