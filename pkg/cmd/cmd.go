@@ -161,7 +161,7 @@ func run(o *Options, args []string) int {
 	return code
 }
 
-var errUncertain = errors.New("some pods' fates are left to chance (--fail-if-uncertain); see the open choices above")
+var errUncertain = errors.New("some pods' fates are left to chance (--fail-if-uncertain); see the open choices (JSON: contenders)")
 
 func isCobraUsage(err error) bool {
 	s := err.Error()

@@ -10,6 +10,9 @@ import (
 // evaluates; past that it reports the last crossing checked, a lower bound.
 const maxStableChecks = 256
 
+// neverHorizon: crossings further away than this are not worth reporting.
+const neverHorizon = 10 * 365 * 24 * time.Hour
+
 // StableUntil finds the first moment after in.Now at which a pod's ready or
 // creation age crosses a power-of-two boundary that changes the outcome of
 // the first deletion round. It returns nil when no age-based rule can change
@@ -84,18 +87,21 @@ func StableUntil(in Input) (until *time.Time, lowerBound bool) {
 		}
 	}
 	var last time.Time
-	for checks := 0; h.Len() > 0 && checks < maxStableChecks; checks++ {
+	for checks := 0; h.Len() > 0; checks++ {
 		e := heap.Pop(h).(crossing)
+		if e.at.Sub(in.Now) > neverHorizon {
+			return nil, false // nothing changes within any horizon that matters
+		}
+		if checks == maxStableChecks {
+			return &last, true
+		}
 		last = e.at
 		if outcome(e.at) != base {
 			return &e.at, false
 		}
 		h.push(e.t, e.at)
 	}
-	if last.IsZero() {
-		return nil, false
-	}
-	return &last, true
+	return nil, false
 }
 
 // timelessCmp is outerCmp without the time-based rules 6-8.

@@ -36,7 +36,10 @@ type Prediction struct {
 	// StableUntil: the prediction holds until then if nothing else changes;
 	// null when no age-based rule can change it.
 	StableUntil *time.Time `json:"stableUntil"`
-	Rules       RulesInfo  `json:"rules"`
+	// StableUntilIsLowerBound: no change was found up to stableUntil, but
+	// the search stopped there; the prediction holds at least that long.
+	StableUntilIsLowerBound bool      `json:"stableUntilIsLowerBound,omitempty"`
+	Rules                   RulesInfo `json:"rules"`
 	// Message is one sentence summary, e.g. "scale-up: no pod would be deleted".
 	Message string `json:"message"`
 	// Victims are the pods deleted, in deletion order; the most likely

@@ -36,17 +36,6 @@ func Analyze(s *snapshot.Snapshot, ref snapshot.Ref, p *prediction.Prediction) {
 				Message: fmt.Sprintf("%s has an invalid pod-deletion-cost %q: the controller reads it as 0", pod.Name, pod.DeletionCostRaw)})
 		}
 	}
-	for _, d := range s.Deployments {
-		if ref.Kind != snapshot.Deployment || d.Name != ref.Name {
-			continue
-		}
-		if d.Spec.Paused {
-			p.Conflicts = append(p.Conflicts, prediction.Conflict{Kind: "Rollout", Name: d.Name, Message: "the Deployment is paused: the scale is still applied, the rollout does not continue"})
-		}
-		if len(p.ReplicaSets) > 1 {
-			p.Conflicts = append(p.Conflicts, prediction.Conflict{Kind: "Rollout", Name: d.Name, Message: fmt.Sprintf("a rollout is in progress over %d ReplicaSets: the scale is split between them and the rollout continues right after", len(p.ReplicaSets))})
-		}
-	}
 }
 
 // counted: pods that are replicas now (kept or deleted by this scale-in).

@@ -121,15 +121,6 @@ func TestTerminatingAndInvalidCostConflicts(t *testing.T) {
 	}
 }
 
-func TestPausedDeploymentConflict(t *testing.T) {
-	s := &snapshot.Snapshot{Deployments: []*appsv1.Deployment{{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns"}, Spec: appsv1.DeploymentSpec{Paused: true}}}}
-	p := &prediction.Prediction{Target: prediction.Target{Kind: "Deployment", Namespace: "ns", Name: "d"}}
-	Analyze(s, snapshot.Ref{Kind: snapshot.Deployment, Namespace: "ns", Name: "d"}, p)
-	if !strings.Contains(conflict(p, "Rollout"), "paused") {
-		t.Fatalf("conflicts %+v", p.Conflicts)
-	}
-}
-
 func steer(t *testing.T, s *snapshot.Snapshot, replicas int32, r rules.RuleSet, req Request) *prediction.Steering {
 	t.Helper()
 	p, o := predict(t, s, replicas, r)

@@ -209,8 +209,12 @@ func (l *Live) Load(ctx context.Context, ref snapshot.Ref) (*snapshot.Snapshot, 
 	// siblings' selectors differ (pod-template-hash), so list by what they
 	// share and narrow on the client once the ReplicaSets are in.
 	serverSelector := podSelector.String()
-	if ref.Kind == snapshot.ReplicaSet && wantRS {
+	switch {
+	case ref.Kind == snapshot.ReplicaSet && wantRS:
 		serverSelector = sharedLabels(s.ReplicaSets[0])
+	case wantRC:
+		// Sibling RCs (1.21-1.23 ranks) share no label we can rely on.
+		serverSelector = ""
 	}
 	var pods []*corev1.Pod
 	wg.Add(1)

@@ -404,7 +404,7 @@ func (s *sim) parallel() {
 			// Deleted by the Recreate pre-step, created again later.
 		case s.r.isTerminal(m.pod) && !isTerminating(m.pod):
 			f.Fate, f.Reason = FateRecreate, fmt.Sprintf("%s in range: deleted and created again (Parallel does not wait for it)", m.pod.Status.Phase)
-			s.res.FirstSync = append(s.res.FirstSync, m.name())
+			s.recreateTerminal(m)
 		case isTerminating(m.pod):
 			f.Fate, f.Reason = FateTerminating, "in range and terminating: created again once gone"
 		case failed == "" && m.pod.Name != s.podName(m.ord):
@@ -584,7 +584,7 @@ func (s *sim) orderedReplicas() bool {
 		case s.r.isTerminal(p):
 			if !isTerminating(p) {
 				f.Fate, f.Reason = FateRecreate, fmt.Sprintf("%s in range: deleted and created again", p.Status.Phase)
-				s.res.FirstSync = append(s.res.FirstSync, p.Name)
+				s.recreateTerminal(m)
 			} else {
 				f.Fate, f.Reason = FateTerminating, fmt.Sprintf("%s and terminating: created again once gone", p.Status.Phase)
 			}
@@ -610,6 +610,18 @@ func (s *sim) orderedReplicas() bool {
 		return s.missing(next)
 	}
 	return false
+}
+
+// recreateTerminal records the first sync's deletion of a finished in-range
+// pod and, where the version does it at once, its creation.
+func (s *sim) recreateTerminal(m *member) {
+	if s.sync1Used {
+		return
+	}
+	s.res.FirstSync = append(s.res.FirstSync, m.name())
+	if s.r.recreateSameSync {
+		s.res.FirstSyncCreates = append(s.res.FirstSyncCreates, m.name())
+	}
 }
 
 func (s *sim) missing(ord int) bool {

@@ -34,6 +34,10 @@ type rules struct {
 	// succeededRecreated: in-range Succeeded pods are deleted for
 	// recreation like Failed ones (1.27+).
 	succeededRecreated bool
+	// recreateSameSync: a finished in-range pod is created again in the
+	// sync that deletes it (≤1.27 and 1.28.0); later patches return and
+	// create it in the next sync.
+	recreateSameSync bool
 	// pvcPolicy: whenScaled/whenDeleted are acted on (1.23–1.34 gated, 1.35+).
 	pvcPolicy bool
 	// unexpectedController: claims with a foreign controller or a stale
@@ -63,6 +67,7 @@ func newRules(minor int, gates map[string]bool) rules {
 		firstByAvailability:  minor >= 34,
 		availableAtBoundary:  minor >= 34,
 		succeededRecreated:   minor >= 27,
+		recreateSameSync:     minor <= 27,
 		unexpectedController: minor >= 28,
 		ownerIndex:           minor >= 34,
 		concurrentParallel:   minor >= 25,

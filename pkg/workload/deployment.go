@@ -35,7 +35,50 @@ type depRS struct {
 	last    *rsRun // the latest resize, for listing survivors
 }
 
+// predictDeployment simulates the scale and the rollout syncs after it.
+// When one sync shrinks several ReplicaSets, their controllers run
+// concurrently and each one's ranks may or may not see the others' victims
+// gone: both orders are simulated, and pods whose final fate differs are
+// marked open.
 func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) (*prediction.Prediction, error) {
+	pred, raced, err := simulateDeployment(s, ref, replicas, o, false)
+	if err != nil || !raced {
+		return pred, err
+	}
+	alt, _, err := simulateDeployment(s, ref, replicas, o, true)
+	if err != nil {
+		return nil, err
+	}
+	altFate := map[string]string{}
+	for _, p := range alt.Pods {
+		altFate[p.Name] = p.Fate
+	}
+	var open []string
+	for i := range pred.Pods {
+		p := &pred.Pods[i]
+		if f, ok := altFate[p.Name]; ok && f != p.Fate && (f == prediction.FateDelete || p.Fate == prediction.FateDelete) {
+			p.Certain, p.DeleteProbability = false, 0.5
+			p.Reason = "ranks depend on whether a sibling ReplicaSet's victims are already terminating when this ReplicaSet syncs (the controllers run concurrently)"
+			open = append(open, p.Name)
+		}
+	}
+	if len(open) > 0 {
+		pred.Certain = false
+		g := len(pred.Contenders)
+		for i := range pred.Pods {
+			if slices.Contains(open, pred.Pods[i].Name) {
+				pred.Pods[i].ContenderGroup = &g
+			}
+		}
+		pred.Contenders = append(pred.Contenders, prediction.ContenderGroup{Pods: open, Delete: len(open) / 2, Rule: "RACE",
+			Reason: "two ReplicaSets shrink in the same sync and their controllers run concurrently; which one ranks first decides these pods"})
+		pred.Message = summary(pred, false)
+	}
+	return pred, nil
+}
+
+func simulateDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options, siblingsFirst bool) (*prediction.Prediction, bool, error) {
+	raced := false
 	var d *appsv1.Deployment
 	for _, x := range s.Deployments {
 		if x.Name == ref.Name && x.Namespace == ref.Namespace {
@@ -43,11 +86,11 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 		}
 	}
 	if d == nil {
-		return nil, &NotFoundError{Ref: ref}
+		return nil, false, &NotFoundError{Ref: ref}
 	}
 	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 	if err != nil {
-		return nil, fmt.Errorf("deployment %s has an invalid selector: %v", d.Name, err)
+		return nil, false, fmt.Errorf("deployment %s has an invalid selector: %v", d.Name, err)
 	}
 	current := replicasOf(d.Spec.Replicas)
 	pred := newPrediction(ref, current, replicas, o)
@@ -108,10 +151,13 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	if ru := d.Spec.Strategy.RollingUpdate; ru != nil {
 		ds.MaxSurge, ds.MaxUnavailable = ru.MaxSurge, ru.MaxUnavailable
 	}
-	if replicas == current {
+	if replicas == current || d.DeletionTimestamp != nil {
 		pred.Message = fmt.Sprintf("no change (%d replicas): no pod would be deleted by the scale", current)
+		if d.DeletionTimestamp != nil {
+			pred.Message = fmt.Sprintf("Deployment %s is being deleted: its controller no longer scales; no pod would be deleted", d.Name)
+		}
 		listPods(pred, &work, rss, o)
-		return pred, nil
+		return pred, false, nil
 	}
 
 	var ordered []prediction.Pod
@@ -169,6 +215,9 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 			}
 		}
 		if len(shrinks) > 1 {
+			raced = true
+		}
+		if len(shrinks) > 1 && siblingsFirst {
 			for k, sh := range shrinks {
 				// Re-run with the siblings' victims already gone; pods whose
 				// fate differs are left to the race.
@@ -183,8 +232,7 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 				}
 				r := rss[sh.i]
 				c := claim(work.Pods, d.Namespace, string(r.rs.UID), r.like.selector)
-				other := runReplicaSet(&work, r.like, c, changeTo(changes, r.rs.Name), o, alt)
-				markRace(&shrinks[k].run, other)
+				shrinks[k].run = runReplicaSet(&work, r.like, c, changeTo(changes, r.rs.Name), o, alt)
 			}
 		}
 		for _, sh := range shrinks {
@@ -247,14 +295,14 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	pred.Pods = ordered
 	pred.Certain = certain
 	listSurvivors(pred, &work, rss, gone, o)
-	if d.Spec.Paused {
-		pred.Warnings = append(pred.Warnings, "the Deployment is paused: the scale still splits across ReplicaSets, but the rollout does not continue")
+	switch {
+	case d.Spec.Paused:
+		pred.Conflicts = append(pred.Conflicts, prediction.Conflict{Kind: "Rollout", Name: d.Name, Message: "the Deployment is paused: the scale still splits across its ReplicaSets, but the rollout does not continue"})
+	case activeBefore(rss) > 1:
+		pred.Conflicts = append(pred.Conflicts, prediction.Conflict{Kind: "Rollout", Name: d.Name, Message: fmt.Sprintf("a rollout is in progress over %d ReplicaSets: the scale is split between them, then the rollout continues at the new size", activeBefore(rss))})
 	}
-	if len(rss) > 1 && activeCount(state) > 1 {
-		pred.Warnings = append(pred.Warnings, "a rollout is in progress: the scale is split between ReplicaSets, then the rollout continues at the new size")
-	}
-	pred.Message = summary(pred, d.DeletionTimestamp != nil)
-	return pred, nil
+	pred.Message = summary(pred, false)
+	return pred, raced, nil
 }
 
 func (r *depRS) hasAfter() bool { return r.after != r.before }
@@ -266,23 +314,6 @@ func changeTo(changes []deployment.Change, rs string) int32 {
 		}
 	}
 	return 0
-}
-
-// markRace marks pods whose fate differs between the two rank assumptions.
-func markRace(run *rsRun, other rsRun) {
-	fate := map[string]string{}
-	for _, p := range other.pods {
-		fate[p.Name] = p.Fate
-	}
-	for i := range run.pods {
-		p := &run.pods[i]
-		if f, ok := fate[p.Name]; ok && f != p.Fate {
-			p.Certain = false
-			p.DeleteProbability = 0.5
-			p.Reason = "ranks depend on whether a sibling ReplicaSet's victims are already terminating when this ReplicaSet syncs (the controllers run concurrently)"
-			run.certain = false
-		}
-	}
 }
 
 func earliest(a, b *time.Time) *time.Time {
@@ -302,16 +333,6 @@ func indexOf(rss []*depRS, name string) int {
 		}
 	}
 	return -1
-}
-
-func activeCount(state []deployment.ReplicaSet) int {
-	n := 0
-	for _, s := range state {
-		if s.Replicas > 0 {
-			n++
-		}
-	}
-	return n
 }
 
 func available(pods []*corev1.Pod, minReady int32, now time.Time, gone map[string]bool) int32 {
@@ -369,6 +390,7 @@ func equalIgnoreHash(a, b *corev1.PodTemplateSpec) bool {
 // listSurvivors appends every pod not deleted: each ReplicaSet's kept pods
 // in its last predicted order, then terminating and ignored ones.
 func listSurvivors(pred *prediction.Prediction, s *snapshot.Snapshot, rss []*depRS, gone map[string]bool, o Options) {
+	var uncounted []prediction.Pod
 	for _, r := range rss {
 		run := r.last
 		if run == nil {
@@ -377,16 +399,41 @@ func listSurvivors(pred *prediction.Prediction, s *snapshot.Snapshot, rss []*dep
 			run = &x
 		}
 		for _, pp := range run.pods {
-			if gone[pp.Name] || isCreated(pp.Name) || pp.Fate == prediction.FateDelete {
-				continue
-			}
-			if pp.Fate == prediction.FateKeep {
+			switch {
+			case gone[pp.Name] || isCreated(pp.Name) || pp.Fate == prediction.FateDelete:
+			case pp.Fate == prediction.FateKeep:
 				pp.ReplicaSet = r.rs.Name
-				pp.Position = len(pred.Pods) + 1
+				pp.Position = positioned(pred.Pods) + 1
+				pred.Pods = append(pred.Pods, pp)
+			default:
+				uncounted = append(uncounted, pp)
 			}
-			pred.Pods = append(pred.Pods, pp)
 		}
 	}
+	// Terminating and ignored pods have no place in the order: list them last.
+	pred.Pods = append(pred.Pods, uncounted...)
+}
+
+// activeBefore counts ReplicaSets that had replicas before the scale.
+func activeBefore(rss []*depRS) int {
+	n := 0
+	for _, r := range rss {
+		if r.before > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// positioned counts pods with a place in the deletion order.
+func positioned(pods []prediction.Pod) int {
+	n := 0
+	for _, p := range pods {
+		if p.Position > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // listPods lists all pods as kept (no change).

@@ -84,10 +84,10 @@ func predictReplicaSet(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	}
 	rr := runReplicaSet(s, *target, c, replicas, o)
 	pred.Pods = rr.pods
-	pred.Victims = rr.victims
+	pred.Victims = append([]string{}, rr.victims...)
 	pred.Contenders = rr.contenders
 	pred.Certain = rr.certain
-	pred.StableUntil = rr.stableUntil
+	pred.StableUntil, pred.StableUntilIsLowerBound = rr.stableUntil, rr.stableLowerBound
 	pred.Warnings = append(pred.Warnings, rr.warnings...)
 	pred.Message = summary(pred, target.deleting)
 	return pred, nil
@@ -100,9 +100,11 @@ type rsRun struct {
 	contenders  []prediction.ContenderGroup
 	certain     bool
 	stableUntil *time.Time
-	warnings    []string
-	deleted     int
-	survivors   []*corev1.Pod
+	// stableLowerBound: the search stopped before finding a change.
+	stableLowerBound bool
+	warnings         []string
+	deleted          int
+	survivors        []*corev1.Pod
 }
 
 // runReplicaSet predicts one RS/RC going to replicas, given its claimed pods.
@@ -133,7 +135,7 @@ func runReplicaSet(s *snapshot.Snapshot, t rsLike, c claimed, replicas int32, o 
 		out.certain = false
 	}
 	if in.Delete > 0 {
-		out.stableUntil, _ = engine.StableUntil(in)
+		out.stableUntil, out.stableLowerBound = engine.StableUntil(in)
 	}
 	if res.Rounds > 1 {
 		out.warnings = append(out.warnings, fmt.Sprintf("%s deletes at most 500 pods per sync: %d rounds, each re-sorted on what is left (the reference time is reused for later rounds)", t.name, res.Rounds))

@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+func randomAge(rng *rand.Rand) time.Duration {
+	between := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(rng.Int64N(int64(hi-lo))) }
+	switch x := rng.IntN(100); {
+	case x < 8:
+		return between(40*time.Second, 60*time.Second)
+	case x < 28:
+		return between(3*time.Minute, 50*time.Minute)
+	case x < 53:
+		return between(time.Hour, 20*time.Hour)
+	case x < 78:
+		return between(day, 25*day)
+	default:
+		return between(30*day, 200*day)
+	}
+}
+
+// validCosts are deletion costs the API server accepts; "-007" parses as -7.
+var validCosts = []string{"-007", "0", "-0", "2147483647", "-2147483648"}
+
+func randomState(rng *rand.Rand, nodes int, sidecar bool) podState {
+	var st podState
+	if rng.IntN(100) < 15 {
+		st = pending("")
+	} else {
+		node := fmt.Sprintf("node-%c", 'a'+rng.IntN(nodes))
+		switch x := rng.Float64(); {
+		case x < 0.1:
+			st = pending(node)
+		case x < 0.3:
+			st = notReady(node)
+		default:
+			st = running(node, randomAge(rng))
+		}
+	}
+	if rng.IntN(100) < 30 {
+		st.Restarts = int32(1 + rng.IntN(6))
+	}
+	if sidecar && rng.IntN(100) < 40 {
+		st.Sidecar = int32(1 + rng.IntN(4))
+	}
+	switch x := rng.IntN(100); {
+	case x < 20:
+		st.Cost = strconv.Itoa(rng.IntN(21) - 10)
+	case x < 23:
+		st.Cost = validCosts[rng.IntN(len(validCosts))]
+	}
+	return st
+}
+
+// randomScenario builds scenario i of a seeded run.
+func randomScenario(rng *rand.Rand, i int) *scenario {
+	kinds := []string{kindDeployment, kindRS, kindRC, kindSTS}
+	kind := kinds[rng.IntN(len(kinds))]
+	n := int32(2 + rng.IntN(11))
+	target := int32(rng.IntN(int(n)))
+	nodes := 1 + rng.IntN(4)
+	sc := &scenario{kind: kind, replicas: n, target: target, sidecar: rng.IntN(5) == 0}
+	for j := int32(0); j < n; j++ {
+		sc.states = append(sc.states, randomState(rng, nodes, sc.sidecar))
+	}
+	extra := func() {
+		for j := 0; j < 12; j++ {
+			sc.extraStates = append(sc.extraStates, randomState(rng, nodes, sc.sidecar))
+		}
+	}
+	var tags []string
+	switch kind {
+	case kindDeployment:
+		if rng.IntN(3) == 0 {
+			strategies := [][2]intstr.IntOrString{
+				{intstr.FromString("25%"), intstr.FromString("25%")},
+				{intstr.FromInt32(1), intstr.FromInt32(0)},
+				{intstr.FromInt32(2), intstr.FromInt32(1)},
+				{intstr.FromInt32(0), intstr.FromInt32(1)},
+			}
+			s := strategies[rng.IntN(len(strategies))]
+			sc.maxSurge, sc.maxUnavailable = &s[0], &s[1]
+			sc.rollout = true
+			tags = append(tags, "rollout")
+			extra()
+		}
+	case kindSTS:
+		sc.parallel = rng.IntN(2) == 0
+		if sc.parallel {
+			tags = append(tags, "parallel")
+		}
+		if rng.IntN(4) == 0 {
+			sc.startOrdinal = ptrTo(int32(1 + rng.IntN(5)))
+			tags = append(tags, fmt.Sprintf("start%d", *sc.startOrdinal))
+		}
+	}
+	if kind != kindSTS && !sc.rollout && rng.IntN(6) == 0 {
+		sc.terminate = []int{rng.IntN(int(n))}
+		tags = append(tags, "terminating")
+		extra()
+	}
+	if sc.sidecar {
+		tags = append(tags, "sidecar")
+	}
+	name := fmt.Sprintf("random-%03d-%s-%dto%d", i, strings.ToLower(kind), n, target)
+	if len(tags) > 0 {
+		name += "-" + strings.Join(tags, "-")
+	}
+	sc.name = name
+	return sc
+}
+
+// TestRandomScenarios runs E2E_RANDOM (default 60) seeded random scenarios.
+// Scenarios are prepared E2E_BATCH (default 6) at a time before being
+// predicted and scaled one by one: the pods of a batch age meanwhile, which
+// saves most of the stableUntil waits that brand-new pods (creation ages of
+// a few seconds) would cause. E2E_RANDOM_ONLY=i runs only scenario i.
+func TestRandomScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("random scenarios are skipped with -short")
+	}
+	count := envInt("E2E_RANDOM", 60)
+	batch := max(1, envInt("E2E_BATCH", 6))
+	only := envInt("E2E_RANDOM_ONLY", -1)
+	rng := rand.New(rand.NewPCG(env.seed, 0x5ca1e))
+	t.Logf("E2E_SEED=%d E2E_RANDOM=%d E2E_BATCH=%d", env.seed, count, batch)
+	var all []*scenario
+	for i := 0; i < count; i++ {
+		sc := randomScenario(rng, i)
+		if only < 0 || only == i {
+			all = append(all, sc)
+		}
+	}
+	for b := 0; b < len(all); b += batch {
+		var runs []*scenarioRun
+		for _, sc := range all[b:min(b+batch, len(all))] {
+			r := newRun(sc)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			_ = r.prepare(ctx) // errors are reported by run
+			cancel()
+			runs = append(runs, r)
+		}
+		for _, r := range runs {
+			t.Run(r.sc.name, func(t *testing.T) {
+				for i, st := range r.sc.states {
+					t.Logf("  state[%d]: %s", i, st)
+				}
+				r.run(t)
+			})
+		}
+	}
+}
