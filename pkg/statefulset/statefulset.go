@@ -100,8 +100,8 @@ type Result struct {
 	StallReason        string
 	StallUntil         time.Time
 	DeletedBeforeStall []string
-	// Waits names condemned pods that were already terminating; OrderedReady
-	// waits for each to disappear before going on.
+	// Waits names condemned pods that were already terminating and that
+	// OrderedReady waits for (they disappear by themselves) before going on.
 	Waits       []string
 	Claims      []ClaimFate
 	ClaimPolicy string // effective whenScaled
@@ -234,10 +234,12 @@ func (s *sim) partition(sel labels.Selector) {
 	s.fates = map[*corev1.Pod]*PodFate{}
 	byOrd := map[int][]*member{}
 	adopted := 0
+	seen := map[string]bool{}
 	for _, p := range s.in.Pods {
-		if p == nil {
+		if p == nil || seen[p.Namespace+"/"+p.Name] {
 			continue
 		}
+		seen[p.Namespace+"/"+p.Name] = true
 		_, ord := ParentAndOrdinal(p.Name)
 		claimed, adopt, related, why := s.r.claim(s.set, sel, p)
 		if !claimed {
@@ -393,10 +395,9 @@ func (s *sim) recreateOldRevision() {
 func (s *sim) parallel() {
 	failed := ""
 	next := s.start
+	const why = "missing: Parallel creates it in the same sync, without waiting"
 	for _, m := range s.holders {
-		for ; next < m.ord; next++ {
-			s.create(next, "missing: Parallel creates it in the same sync, without waiting")
-		}
+		s.createRange(next, m.ord-1, why)
 		next = m.ord + 1
 		f := s.fates[m.pod]
 		switch {
@@ -411,9 +412,7 @@ func (s *sim) parallel() {
 			failed = m.name()
 		}
 	}
-	for ; next <= s.end; next++ {
-		s.create(next, "missing: Parallel creates it in the same sync, without waiting")
-	}
+	s.createRange(next, s.end, why)
 	if failed != "" {
 		s.stall(failed, s.identityReason(failed))
 		s.finishCondemnedAfterStall()
@@ -423,7 +422,6 @@ func (s *sim) parallel() {
 		f := s.fates[m.pod]
 		if f.Fate == FateTerminating {
 			f.Reason += "; already terminating: Parallel skips it"
-			s.res.Waits = append(s.res.Waits, m.name())
 			continue
 		}
 		if f.Position != 0 {
@@ -440,15 +438,18 @@ func (s *sim) parallel() {
 	}
 }
 
-func (s *sim) create(ord int, why string) {
-	if len(s.creates) < maxCreateFates {
+// createRange records the missing in-range ordinals from..to, listing at
+// most maxCreateFates of them (replicas can be huge).
+func (s *sim) createRange(from, to int, why string) {
+	for ord := from; ord <= to; ord++ {
+		if len(s.creates) == maxCreateFates {
+			s.note("%d more missing in-range ordinals from %s on are not listed", to-ord+1, s.podName(ord))
+			return
+		}
 		s.creates = append(s.creates, &PodFate{Name: s.podName(ord), Ordinal: ord, Fate: FateCreate, Reason: why})
-	} else if len(s.creates) == maxCreateFates {
-		s.note("more than %d in-range ordinals are missing; only the first %d are listed", maxCreateFates, maxCreateFates)
-		s.creates = append(s.creates, nil) // marker: do not note twice
-	}
-	if !s.sync1Used && len(s.res.FirstSyncCreates) < maxCreateFates {
-		s.res.FirstSyncCreates = append(s.res.FirstSyncCreates, s.podName(ord))
+		if !s.sync1Used {
+			s.res.FirstSyncCreates = append(s.res.FirstSyncCreates, s.podName(ord))
+		}
 	}
 }
 
@@ -630,7 +631,7 @@ func (s *sim) missing(ord int) bool {
 		s.stall(name, fmt.Sprintf("%s (kept) is deleted by the Recreate strategy: the controller creates it again and deletes nothing until it is Running and Ready", name))
 		return true
 	}
-	s.create(ord, "missing: OrderedReady creates it and waits for it")
+	s.createRange(ord, ord, "missing: OrderedReady creates it and waits for it")
 	s.stall(name, fmt.Sprintf("%s (kept) does not exist: the controller creates it and deletes nothing until it is Running and Ready", name))
 	return true
 }
@@ -678,11 +679,7 @@ func (s *sim) assemble() {
 	for _, m := range s.holders {
 		kept = append(kept, s.fates[m.pod])
 	}
-	for _, f := range s.creates {
-		if f != nil {
-			kept = append(kept, f)
-		}
-	}
+	kept = append(kept, s.creates...)
 	sort.SliceStable(kept, func(i, j int) bool { return kept[i].Ordinal < kept[j].Ordinal })
 	for _, f := range kept {
 		s.res.Pods = append(s.res.Pods, *f)

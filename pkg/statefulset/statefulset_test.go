@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -242,6 +243,39 @@ func TestTerminatingTopPodWaits(t *testing.T) {
 	// Result.Pods keeps the terminating pod where it falls.
 	if res.Pods[0].Name != "web-4" {
 		t.Errorf("first pod listed %s", res.Pods[0].Name)
+	}
+}
+
+// OrderedReady: a lower terminating pod is the first unhealthy pod and so
+// blocks an unhealthy pod above it, but only until it has disappeared.
+// Found by running the real controller.
+func TestLowerTerminatingPodBlocksOnlyUntilGone(t *testing.T) {
+	set := newSet("web")
+	res := predict(t, Input{Set: set, Replicas: 1, Pods: pods(set, []int{0, 1, 3, 5}, map[int][]podOpt{3: {terminating}, 5: {notReady}})})
+	wantNoStall(t, res)
+	wantList(t, "first sync", res.FirstSync, nil)
+	wantList(t, "waits", res.Waits, []string{"web-3"})
+	wantList(t, "victims", res.Victims, []string{"web-5", "web-1"})
+	wantFate(t, res, "web-3", FateTerminating, "counts as the first unhealthy pod until it disappears")
+}
+
+// Huge replica counts do not make the model walk every ordinal.
+func TestHugeReplicas(t *testing.T) {
+	for _, opts := range [][]setOpt{nil, {parallel}} {
+		set := newSet("web", opts...)
+		done := make(chan Result, 1)
+		go func() {
+			res, _ := Predict(Input{Set: set, Pods: pods(set, seq(0, 1), nil), Replicas: 2_000_000_000, Now: now, Minor: 37})
+			done <- res
+		}()
+		select {
+		case res := <-done:
+			if len(res.FirstSyncCreates) > maxCreateFates || len(res.Victims) != 0 {
+				t.Errorf("%d creates, victims %v", len(res.FirstSyncCreates), res.Victims)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Predict is walking every ordinal")
+		}
 	}
 }
 
