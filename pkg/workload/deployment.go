@@ -49,18 +49,32 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	if err != nil {
 		return nil, err
 	}
-	altFate := map[string]string{}
-	for _, p := range alt.Pods {
-		altFate[p.Name] = p.Fate
+	type fate struct {
+		f string
+		p float64
 	}
+	altFate := map[string]fate{}
+	for _, p := range alt.Pods {
+		altFate[p.Name] = fate{p.Fate, p.DeleteProbability}
+	}
+	// Either order is taken as equally likely: a pod's chance is the mean
+	// of its chances in the two orders.
 	var open []string
+	expected := 0.0
 	for i := range pred.Pods {
 		p := &pred.Pods[i]
-		if f, ok := altFate[p.Name]; ok && f != p.Fate && (f == prediction.FateDelete || p.Fate == prediction.FateDelete) {
-			p.Certain, p.DeleteProbability = false, 0.5
-			p.Reason = "ranks depend on whether a sibling ReplicaSet's victims are already terminating when this ReplicaSet syncs (the controllers run concurrently)"
-			open = append(open, p.Name)
+		a, ok := altFate[p.Name]
+		if !ok || (a.f == p.Fate && a.p == p.DeleteProbability) {
+			continue
 		}
+		if a.f != prediction.FateDelete && a.f != prediction.FateKeep {
+			continue
+		}
+		p.Certain = false
+		p.DeleteProbability = (p.DeleteProbability + a.p) / 2
+		p.Reason = "ranks depend on whether a sibling ReplicaSet's victims are already terminating when this ReplicaSet syncs (the controllers run concurrently)"
+		open = append(open, p.Name)
+		expected += p.DeleteProbability
 	}
 	if len(open) > 0 {
 		pred.Certain = false
@@ -70,8 +84,8 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 				pred.Pods[i].ContenderGroup = &g
 			}
 		}
-		pred.Contenders = append(pred.Contenders, prediction.ContenderGroup{Pods: open, Delete: len(open) / 2, Rule: "RACE",
-			Reason: "two ReplicaSets shrink in the same sync and their controllers run concurrently; which one ranks first decides these pods"})
+		pred.Contenders = append(pred.Contenders, prediction.ContenderGroup{Pods: open, Delete: int(expected + 0.5), Rule: "RACE",
+			Reason: "two ReplicaSets shrink in the same sync and their controllers run concurrently; which one ranks first decides these pods (each order taken as equally likely)"})
 		pred.Message = summary(pred, false)
 	}
 	return pred, nil
