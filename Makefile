@@ -8,9 +8,10 @@ LDFLAGS := -X github.com/scale-preview/scale-preview/pkg/version.Version=$(VERSI
 .PHONY: build test unit conformance e2e e2e-short demo lint bench
 
 # The whole suite, as CI runs it: unit and CLI tests, conformance against the
-# real Kubernetes controller code, the real control-plane end-to-end suite,
-# and the packaging test (goreleaser archives installed the way krew does).
-test: lint unit conformance e2e packaging-test
+# real Kubernetes controller code (1.37, and 1.21/1.25/1.29/1.33 through
+# recorded oracles), the real control-plane end-to-end suite, and the
+# packaging test (goreleaser archives installed the way krew does).
+test: lint unit conformance conformance-versions e2e packaging-test
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-scale_preview

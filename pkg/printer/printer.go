@@ -200,6 +200,8 @@ func fate(pod prediction.Pod) string {
 			}
 			return word
 		}
+		// The word is the most likely outcome, the number always the
+		// probability of deletion.
 		return fmt.Sprintf("%s? %.0f%%", word, 100*pod.DeleteProbability)
 	}
 	return pod.Fate

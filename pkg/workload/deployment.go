@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -84,11 +85,76 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 				pred.Pods[i].ContenderGroup = &g
 			}
 		}
-		pred.Contenders = append(pred.Contenders, prediction.ContenderGroup{Pods: open, Delete: int(expected + 0.5), Rule: "RACE",
+		k := int(expected + 0.5)
+		pred.Contenders = append(pred.Contenders, prediction.ContenderGroup{Pods: open, Delete: k, Rule: "RACE",
 			Reason: "two ReplicaSets shrink in the same sync and their controllers run concurrently; which one ranks first decides these pods (each order taken as equally likely)"})
+		mostLikely(pred, open, k)
 		pred.Message = summary(pred, false)
 	}
 	return pred, nil
+}
+
+// mostLikely makes the k most probable pods of an open group the victims
+// (ties keep the simulated order's choice), then rebuilds the victims list
+// and positions: victims first in their order, then kept pods.
+func mostLikely(pred *prediction.Prediction, open []string, k int) {
+	idx := map[string]int{}
+	for i, p := range pred.Pods {
+		idx[p.Name] = i
+	}
+	ranked := slices.Clone(open)
+	slices.SortStableFunc(ranked, func(a, b string) int {
+		pa, pb := pred.Pods[idx[a]], pred.Pods[idx[b]]
+		if pa.DeleteProbability != pb.DeleteProbability {
+			if pa.DeleteProbability > pb.DeleteProbability {
+				return -1
+			}
+			return 1
+		}
+		if (pa.Fate == prediction.FateDelete) != (pb.Fate == prediction.FateDelete) {
+			if pa.Fate == prediction.FateDelete {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	for i, n := range ranked {
+		p := &pred.Pods[idx[n]]
+		p.Fate = prediction.FateKeep
+		if i < k {
+			p.Fate = prediction.FateDelete
+			if p.Step == "" {
+				p.Step = prediction.StepScale
+			}
+		}
+	}
+	slices.SortStableFunc(pred.Pods, func(a, b prediction.Pod) int {
+		rank := func(p prediction.Pod) int {
+			switch {
+			case p.Fate == prediction.FateDelete:
+				return 0
+			case p.Position > 0:
+				return 1
+			}
+			return 2
+		}
+		return rank(a) - rank(b)
+	})
+	pred.Victims = pred.Victims[:0]
+	pos := 0
+	for i := range pred.Pods {
+		p := &pred.Pods[i]
+		if p.Position > 0 || p.Fate == prediction.FateDelete {
+			pos++
+			p.Position = pos
+		}
+		if p.Fate == prediction.FateDelete {
+			pred.Victims = append(pred.Victims, p.Name)
+		} else if p.Fate == prediction.FateKeep {
+			p.Step = ""
+		}
+	}
 }
 
 func simulateDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options, siblingsFirst bool) (*prediction.Prediction, bool, error) {
