@@ -23,6 +23,9 @@ const (
 const (
 	StepScale   = "scale"   // the scale itself (proportional split)
 	StepRollout = "rollout" // the rollout continuing right after the scale
+	// StepEither: certain to die, but chance decides whether the scale or
+	// the rollout kills it (a tie cut by the scale, the rest taken by the rollout).
+	StepEither = "scale-or-rollout"
 )
 
 // Prediction is everything the plugin predicts for one scale-in.

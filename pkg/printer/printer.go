@@ -195,8 +195,11 @@ func fate(pod prediction.Pod) string {
 			word = "DELETE"
 		}
 		if pod.Certain {
-			if pod.Step == prediction.StepRollout {
+			switch pod.Step {
+			case prediction.StepRollout:
 				word += " (rollout)"
+			case prediction.StepEither:
+				word += " (scale or rollout)"
 			}
 			return word
 		}

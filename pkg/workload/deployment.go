@@ -43,8 +43,12 @@ type depRS struct {
 // marked open.
 func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) (*prediction.Prediction, error) {
 	pred, raced, err := simulateDeployment(s, ref, replicas, o, false)
-	if err != nil || !raced {
-		return pred, err
+	if err != nil {
+		return nil, err
+	}
+	defer normalizeGroups(pred)
+	if !raced {
+		return pred, nil
 	}
 	alt, _, err := simulateDeployment(s, ref, replicas, o, true)
 	if err != nil {
@@ -92,6 +96,104 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 		pred.Message = summary(pred, false)
 	}
 	return pred, nil
+}
+
+// normalizeGroups settles open choices over the whole Deployment sequence:
+// groups that share pods are merged; a group whose members all die (a tie
+// cut by the scale whose rest the rollout takes) is certain, only the step
+// being open; an exact tie spread over steps gives each member the share
+// of its deaths. Group indices and the overall certainty are recomputed.
+func normalizeGroups(pred *prediction.Prediction) {
+	if len(pred.Contenders) == 0 {
+		return
+	}
+	var groups []prediction.ContenderGroup
+	for _, g := range pred.Contenders {
+		merged := false
+		for i := range groups {
+			if overlaps(groups[i].Pods, g.Pods) {
+				for _, n := range g.Pods {
+					if !slices.Contains(groups[i].Pods, n) {
+						groups[i].Pods = append(groups[i].Pods, n)
+					}
+				}
+				groups[i].Exact = groups[i].Exact && g.Exact
+				if g.Rule == "RACE" || groups[i].Rule == "RACE" {
+					groups[i].Rule = "RACE"
+				}
+				if !strings.Contains(groups[i].Reason, g.Reason) {
+					groups[i].Reason += "; " + g.Reason
+				}
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			groups = append(groups, g)
+		}
+	}
+	idx := map[string]int{}
+	for i, p := range pred.Pods {
+		idx[p.Name] = i
+		pred.Pods[i].ContenderGroup = nil
+	}
+	pred.Contenders = nil
+	for _, g := range groups {
+		deleted := 0
+		steps := map[string]bool{}
+		for _, n := range g.Pods {
+			if p := pred.Pods[idx[n]]; p.Fate == prediction.FateDelete {
+				deleted++
+				steps[p.Step] = true
+			}
+		}
+		switch {
+		case deleted == len(g.Pods):
+			for _, n := range g.Pods {
+				p := &pred.Pods[idx[n]]
+				p.Certain, p.DeleteProbability = true, 1
+				if len(steps) > 1 {
+					p.Step = prediction.StepEither
+				}
+			}
+			continue
+		case deleted == 0:
+			for _, n := range g.Pods {
+				p := &pred.Pods[idx[n]]
+				p.Certain, p.DeleteProbability = true, 0
+			}
+			continue
+		}
+		if g.Exact && g.Rule != "RACE" {
+			for _, n := range g.Pods {
+				pred.Pods[idx[n]].DeleteProbability = float64(deleted) / float64(len(g.Pods))
+			}
+		}
+		g.Delete = deleted
+		gi := len(pred.Contenders)
+		for _, n := range g.Pods {
+			p := &pred.Pods[idx[n]]
+			p.Certain = false
+			p.ContenderGroup = &gi
+		}
+		pred.Contenders = append(pred.Contenders, g)
+	}
+	pred.Certain = true
+	for _, p := range pred.Pods {
+		if !p.Certain {
+			pred.Certain = false
+		}
+	}
+	pred.Message = summary(pred, false)
+}
+
+func overlaps(a, b []string) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // mostLikely makes the k most probable pods of an open group the victims

@@ -355,3 +355,28 @@ func TestDeploymentRaceResolvedByRollout(t *testing.T) {
 		t.Fatalf("BUG: pkg/workload/deployment.go markRace judges the race per step: a is shown \"DELETE? 50%%\" (certain=%v p=%v) although the rollout deletes v1's other pod b right after, so a dies in both orders; only the step that kills it is open", a.Certain, a.DeleteProbability)
 	}
 }
+
+// The surge-0 case with the old ReplicaSet's two pods fully tied: the
+// scale deletes one at random and the rollout the other, so both die for
+// certain; only which step kills which is left to chance.
+func TestDeploymentTieCutByScaleTakenByRollout(t *testing.T) {
+	d := mkDeploy(3, 3, "0", "1")
+	old := mkDepRS(d, "old", "web:1", 2, 10*24*time.Hour, 3, 3)
+	nw := mkDepRS(d, "new", "web:2", 1, 10*time.Minute, 3, 3)
+	pods := podsOf(
+		rsPod("web-old-x", old).on("a").readyFor(5*time.Hour).createdAgo(6*time.Hour),
+		rsPod("web-old-y", old).on("a").readyFor(5*time.Hour).createdAgo(6*time.Hour),
+	)
+	s := &snapshot.Snapshot{Deployments: []*appsv1.Deployment{d}, ReplicaSets: []*appsv1.ReplicaSet{old, nw},
+		Pods: append(pods, readyPods(nw, 1, "b")...)}
+	p := predictOK(t, s, snapshot.Deployment, "web", 1, rules37(t))
+	for _, n := range []string{"web-old-x", "web-old-y"} {
+		pp := findPod(t, p, n)
+		if pp.Fate != prediction.FateDelete || !pp.Certain || pp.DeleteProbability != 1 || pp.Step != prediction.StepEither || pp.ContenderGroup != nil {
+			t.Errorf("%s: fate %s certain %v p %v step %q group %v", n, pp.Fate, pp.Certain, pp.DeleteProbability, pp.Step, pp.ContenderGroup)
+		}
+	}
+	if !p.Certain || len(p.Contenders) != 0 {
+		t.Errorf("certain %v contenders %+v", p.Certain, p.Contenders)
+	}
+}

@@ -118,7 +118,12 @@ func summary(p *prediction.Prediction, deleting bool) string {
 	case len(p.Victims) == 0:
 		return "no pod would be deleted"
 	}
-	s := fmt.Sprintf("%d pod(s) would be deleted: %s", len(p.Victims), strings.Join(p.Victims, ", "))
+	names := p.Victims
+	more := ""
+	if len(names) > 10 {
+		names, more = names[:10], fmt.Sprintf(" and %d more", len(p.Victims)-10)
+	}
+	s := fmt.Sprintf("%d pod(s) would be deleted: %s%s", len(p.Victims), strings.Join(names, ", "), more)
 	if !p.Certain {
 		s += " (most likely outcome; some fates are left to chance)"
 	}

@@ -23,11 +23,24 @@ type prediction struct {
 	ReferenceTime   string         `json:"referenceTime"`
 	StableUntil     *string        `json:"stableUntil"`
 	Victims         []string       `json:"victims"`
+	Certain         *bool          `json:"certain"`
 	Pods            []predictedPod `json:"pods"`
 	Rules           struct {
-		KubernetesVersion string `json:"kubernetesVersion"`
-		VersionSource     string `json:"versionSource"`
+		KubernetesVersion string          `json:"kubernetesVersion"`
+		VersionSource     string          `json:"versionSource"`
+		VersionDetail     string          `json:"versionDetail"`
+		FeatureGates      map[string]bool `json:"featureGates"`
 	} `json:"rules"`
+	// Deployments: the split and the rollout that continues after it.
+	ReplicaSets []predictedRS `json:"replicaSets"`
+	Creates     int           `json:"creates"`
+	Steering    *steering     `json:"steering"`
+	Contenders  []struct {
+		ReplicaSet string   `json:"replicaSet"`
+		Pods       []string `json:"pods"`
+		Delete     int      `json:"delete"`
+		Rule       string   `json:"rule"`
+	} `json:"contenders"`
 	StatefulSet *struct {
 		Stalled  bool   `json:"stalled"`
 		StallPod string `json:"stallPod"`
@@ -40,6 +53,44 @@ type predictedPod struct {
 	Certain           bool     `json:"certain"`
 	DeleteProbability *float64 `json:"deleteProbability"`
 	Step              string   `json:"step"`
+	ReplicaSet        string   `json:"replicaSet"`
+	ContenderGroup    *int     `json:"contenderGroup"`
+}
+
+// predictedRS is one ReplicaSet of a Deployment through the scale-in:
+// before -> afterScale (the proportional split) -> final (the rollout).
+type predictedRS struct {
+	Name       string `json:"name"`
+	New        bool   `json:"new"`
+	Before     int32  `json:"before"`
+	AfterScale int32  `json:"afterScale"`
+	Final      int32  `json:"final"`
+	Deleted    int    `json:"deleted"`
+	Created    int    `json:"created"`
+}
+
+// steering is the answer to --spare/--target/--target-node.
+type steering struct {
+	Wanted      []string `json:"wanted"`
+	Possible    bool     `json:"possible"`
+	Reason      string   `json:"reason"`
+	Annotations []struct {
+		Pod  string `json:"pod"`
+		Cost int32  `json:"cost"`
+		Was  string `json:"was"`
+	} `json:"annotations"`
+	Commands []string `json:"commands"`
+	Verified bool     `json:"verified"`
+	Note     string   `json:"note"`
+}
+
+func (p *prediction) rs(name string) *predictedRS {
+	for i := range p.ReplicaSets {
+		if p.ReplicaSets[i].Name == name {
+			return &p.ReplicaSets[i]
+		}
+	}
+	return nil
 }
 
 func (p *prediction) allCertain() bool {
@@ -174,8 +225,14 @@ func kindArg(kind string, long bool) string {
 
 // predict runs the plugin as the read-only viewer and parses its JSON.
 func predict(ctx context.Context, kind, ns, name string, replicas int32, long bool) (*prediction, *pluginRun, error) {
+	return predictWith(ctx, kind, ns, name, replicas, long)
+}
+
+// predictWith is predict with extra flags (--spare, --kube-version, ...).
+func predictWith(ctx context.Context, kind, ns, name string, replicas int32, long bool, extra ...string) (*prediction, *pluginRun, error) {
 	args := []string{fmt.Sprintf("%s/%s", kindArg(kind, long), name), fmt.Sprintf("--replicas=%d", replicas),
 		"-n", ns, "--kubeconfig", env.cp.viewerKubeconfig, "-o", "json"}
+	args = append(args, extra...)
 	run, err := runPlugin(ctx, env.pluginPath, args...)
 	if err != nil {
 		return nil, run, err

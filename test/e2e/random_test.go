@@ -140,6 +140,11 @@ func TestRandomScenarios(t *testing.T) {
 			all = append(all, sc)
 		}
 	}
+	runBatches(t, all, batch)
+}
+
+// runBatches prepares scenarios batch at a time, then runs them one by one.
+func runBatches(t *testing.T, all []*scenario, batch int) {
 	for b := 0; b < len(all); b += batch {
 		var runs []*scenarioRun
 		for _, sc := range all[b:min(b+batch, len(all))] {
@@ -154,8 +159,99 @@ func TestRandomScenarios(t *testing.T) {
 				for i, st := range r.sc.states {
 					t.Logf("  state[%d]: %s", i, st)
 				}
+				for i, st := range r.sc.extraStates {
+					t.Logf("  later pod state[%d]: %s", i, st)
+				}
 				r.run(t)
 			})
 		}
 	}
+}
+
+// newPodState is the state of a pod created by the rollout: mostly not
+// ready or not yet running, so that the rollout stays in progress.
+func newPodState(rng *rand.Rand, nodes int) podState {
+	node := fmt.Sprintf("node-%c", 'a'+rng.IntN(nodes))
+	var st podState
+	switch x := rng.IntN(100); {
+	case x < 45:
+		st = notReady(node)
+	case x < 70:
+		st = pending("")
+	case x < 80:
+		st = pending(node)
+	default:
+		st = running(node, randomAge(rng))
+	}
+	if rng.IntN(100) < 15 {
+		st.Cost = strconv.Itoa(rng.IntN(11) - 5)
+	}
+	return st
+}
+
+// randomRolloutScenario builds mid-rollout Deployment i of a seeded run:
+// 3-12 replicas, a random rolling-update strategy, the template changed
+// while most new pods are not ready, sometimes paused, then scaled in to
+// any smaller size.
+func randomRolloutScenario(rng *rand.Rand, i int) *scenario {
+	strategies := [][2]intstr.IntOrString{
+		{intstr.FromString("25%"), intstr.FromString("25%")},
+		{intstr.FromInt32(1), intstr.FromInt32(0)},
+		{intstr.FromInt32(2), intstr.FromInt32(1)},
+		{intstr.FromInt32(0), intstr.FromInt32(1)},
+		{intstr.FromInt32(3), intstr.FromInt32(2)},
+		{intstr.FromString("50%"), intstr.FromInt32(0)},
+		{intstr.FromInt32(1), intstr.FromString("40%")},
+	}
+	n := int32(3 + rng.IntN(10))
+	nodes := 1 + rng.IntN(4)
+	s := strategies[rng.IntN(len(strategies))]
+	sc := &scenario{kind: kindDeployment, replicas: n, target: int32(rng.IntN(int(n))), rollout: true,
+		maxSurge: &s[0], maxUnavailable: &s[1], paused: rng.IntN(5) == 0}
+	for j := int32(0); j < n; j++ {
+		st := randomState(rng, nodes, false)
+		if rng.IntN(100) < 60 { // mostly ready old pods: the rollout moves
+			st = running(fmt.Sprintf("node-%c", 'a'+rng.IntN(nodes)), randomAge(rng))
+		}
+		sc.states = append(sc.states, st)
+	}
+	for j := 0; j < 14; j++ {
+		sc.extraStates = append(sc.extraStates, newPodState(rng, nodes))
+	}
+	sc.name = fmt.Sprintf("rollout-random-%03d-%dto%d-surge%s-unavail%s", i, n, sc.target,
+		strings.TrimSuffix(s[0].String(), "%")+pct(s[0]), strings.TrimSuffix(s[1].String(), "%")+pct(s[1]))
+	if sc.paused {
+		sc.name += "-paused"
+	}
+	return sc
+}
+
+func pct(v intstr.IntOrString) string {
+	if v.Type == intstr.String {
+		return "pct"
+	}
+	return ""
+}
+
+// TestRandomRollouts runs E2E_RANDOM_ROLLOUTS (default 8) seeded random
+// mid-rollout Deployments (their own random stream: the shapes of
+// TestRandomScenarios do not change). E2E_RANDOM_ROLLOUT_ONLY=i runs only
+// scenario i.
+func TestRandomRollouts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("random scenarios are skipped with -short")
+	}
+	count := envInt("E2E_RANDOM_ROLLOUTS", 8)
+	batch := max(1, envInt("E2E_BATCH", 6))
+	only := envInt("E2E_RANDOM_ROLLOUT_ONLY", -1)
+	rng := rand.New(rand.NewPCG(env.seed, 0x7011))
+	t.Logf("E2E_SEED=%d E2E_RANDOM_ROLLOUTS=%d E2E_BATCH=%d", env.seed, count, batch)
+	var all []*scenario
+	for i := 0; i < count; i++ {
+		sc := randomRolloutScenario(rng, i)
+		if only < 0 || only == i {
+			all = append(all, sc)
+		}
+	}
+	runBatches(t, all, batch)
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,9 @@ type scenario struct {
 	// Deployment
 	maxSurge, maxUnavailable *intstr.IntOrString
 	rollout                  bool // change the pod template once the initial pods have their states
+	// paused pauses the Deployment (after the rollout started): the scale
+	// then only splits the replicas, the rollout does not continue.
+	paused bool
 	// growFrom creates the workload with this many replicas first, waits
 	// growDelay, then grows it to replicas: pods get different creation times.
 	growFrom  int32
@@ -102,6 +106,33 @@ type scenarioRun struct {
 	created    []string // pods created after the scale
 	observeDur time.Duration
 	oracle     *oracleResult
+
+	// Deployments: what happened to the ReplicaSets, for the step checks.
+	rsBefore   []appsv1.ReplicaSet // listed just before the scale
+	rsEvents   []rsMark            // every ReplicaSet watch event after it
+	deletedAt  map[string]podMark  // deleted pod -> owner and resourceVersion
+	createdAt  []podMark           // pods created after the scale
+	stepReport *stepReport         // filled by checkRollout
+}
+
+// podMark is a pod deletion or creation seen by the watch: the owning
+// controller and the resourceVersion (the etcd revision) of the event.
+type podMark struct {
+	name  string
+	owner string
+	rv    uint64
+}
+
+// rsMark is one ReplicaSet watch event.
+type rsMark struct {
+	name     string
+	uid      types.UID
+	rv       uint64
+	gen      int64
+	replicas int32
+	obsGen   int64
+	revision string
+	desired  string // the deployment.kubernetes.io/desired-replicas annotation
 }
 
 var nsSeq atomic.Int64
@@ -334,6 +365,12 @@ func (r *scenarioRun) prepare(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	if r.sc.paused {
+		if _, err := c.AppsV1().Deployments(r.ns).Patch(ctx, workloadName, types.MergePatchType, []byte(`{"spec":{"paused":true}}`), metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("pause: %w", err)
+		}
+		r.notef("paused the Deployment")
+	}
 	for _, i := range r.sc.terminate {
 		name := r.initial[i]
 		if err := c.CoreV1().Pods(r.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
@@ -538,13 +575,41 @@ func (r *scenarioRun) predict(ctx context.Context) error {
 // ---------------------------------------------------------------- scale & observe
 
 type observer struct {
-	mu      sync.Mutex
-	r       *scenarioRun
-	seen    map[string]bool
-	deleted []string
-	created []string
-	forced  []string
-	errs    []error
+	mu        sync.Mutex
+	r         *scenarioRun
+	seen      map[string]bool
+	deleted   []string
+	created   []string
+	forced    []string
+	errs      []error
+	deletedAt map[string]podMark
+	createdAt []podMark
+	rsEvents  []rsMark
+}
+
+func parseRV(s string) uint64 {
+	n, _ := strconv.ParseUint(s, 10, 64)
+	return n
+}
+
+func ownerName(p metav1.Object) string {
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		return ref.Name
+	}
+	return ""
+}
+
+// handleRS records a ReplicaSet event (Deployments only).
+func (o *observer) handleRS(ev watch.Event) {
+	rs, ok := ev.Object.(*appsv1.ReplicaSet)
+	if !ok || (ev.Type != watch.Added && ev.Type != watch.Modified) {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.rsEvents = append(o.rsEvents, rsMark{name: rs.Name, uid: rs.UID, rv: parseRV(rs.ResourceVersion), gen: rs.Generation,
+		replicas: deref0(rs.Spec.Replicas), obsGen: rs.Status.ObservedGeneration, revision: rs.Annotations[revisionAnnotation],
+		desired: rs.Annotations[desiredReplicasAnnotaton]})
 }
 
 func (o *observer) handle(ctx context.Context, ev watch.Event) {
@@ -561,6 +626,7 @@ func (o *observer) handle(ctx context.Context, ev watch.Event) {
 	if !known {
 		if ev.Type == watch.Added && !slices.Contains(o.created, pod.Name) {
 			o.created = append(o.created, pod.Name)
+			o.createdAt = append(o.createdAt, podMark{name: pod.Name, owner: ownerName(pod), rv: parseRV(pod.ResourceVersion)})
 		}
 		return
 	}
@@ -573,6 +639,7 @@ func (o *observer) handle(ctx context.Context, ev watch.Event) {
 	}
 	o.seen[pod.Name] = true
 	o.deleted = append(o.deleted, pod.Name)
+	o.deletedAt[pod.Name] = podMark{name: pod.Name, owner: ownerName(before), rv: parseRV(pod.ResourceVersion)}
 	// An OrderedReady StatefulSet waits for the condemned pod to disappear;
 	// without a kubelet, bound pods never do. Play kubelet: remove it.
 	if o.r.orderedReady() && ev.Type != watch.Deleted && pod.Spec.NodeName != "" {
@@ -584,7 +651,71 @@ func (o *observer) handle(ctx context.Context, ev watch.Event) {
 	}
 }
 
+// watchFrom runs a watch from rv until ctx ends, resuming from the last
+// resourceVersion when the server closes it early. The returned channel is
+// closed when it has stopped.
+func watchFrom(ctx context.Context, rv string, open func(context.Context, string) (watch.Interface, error),
+	handle func(watch.Event), fail func(error)) (<-chan struct{}, error) {
+	w, err := open(ctx, rv)
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			for ev := range w.ResultChan() {
+				if ev.Type == watch.Error {
+					continue
+				}
+				if m, ok := ev.Object.(metav1.Object); ok {
+					rv = m.GetResourceVersion()
+				}
+				handle(ev)
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			var err error
+			if w, err = open(ctx, rv); err != nil {
+				fail(fmt.Errorf("re-watch: %w", err))
+				return
+			}
+		}
+	}()
+	return done, nil
+}
+
 func (r *scenarioRun) scaleAndObserve(ctx context.Context) error {
+	c := env.cp.admin
+	o := &observer{r: r, seen: map[string]bool{}, deletedAt: map[string]podMark{}}
+	failf := func(err error) {
+		o.mu.Lock()
+		o.errs = append(o.errs, err)
+		o.mu.Unlock()
+	}
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	// Deployments: the ReplicaSets' sizes through the scale, from a list
+	// taken before the pods' (both resourceVersions are etcd revisions).
+	rsDone := make(<-chan struct{})
+	if r.sc.kind == kindDeployment {
+		rss, err := c.AppsV1().ReplicaSets(r.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		r.rsBefore = rss.Items
+		rsDone, err = watchFrom(wctx, rss.ResourceVersion, func(ctx context.Context, rv string) (watch.Interface, error) {
+			return c.AppsV1().ReplicaSets(r.ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+		}, o.handleRS, failf)
+		if err != nil {
+			return fmt.Errorf("watch replicasets: %w", err)
+		}
+	} else {
+		closed := make(chan struct{})
+		close(closed)
+		rsDone = closed
+	}
 	pods, rv, err := r.listPods(ctx)
 	if err != nil {
 		return err
@@ -594,46 +725,19 @@ func (r *scenarioRun) scaleAndObserve(ctx context.Context) error {
 	for _, p := range pods {
 		r.beforeByN[p.Name] = p
 	}
-	o := &observer{r: r, seen: map[string]bool{}}
-	wctx, stopWatch := context.WithCancel(ctx)
-	watchDone := make(chan struct{})
-	w, err := env.cp.admin.CoreV1().Pods(r.ns).Watch(wctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+	watchDone, err := watchFrom(wctx, rv, func(ctx context.Context, rv string) (watch.Interface, error) {
+		return c.CoreV1().Pods(r.ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+	}, func(ev watch.Event) { o.handle(wctx, ev) }, failf)
 	if err != nil {
-		stopWatch()
 		return fmt.Errorf("watch pods: %w", err)
 	}
-	go func(w watch.Interface, rv string) {
-		defer close(watchDone)
-		for {
-			for ev := range w.ResultChan() {
-				if ev.Type == watch.Error {
-					continue
-				}
-				if m, ok := ev.Object.(metav1.Object); ok {
-					rv = m.GetResourceVersion()
-				}
-				o.handle(wctx, ev)
-			}
-			if wctx.Err() != nil {
-				return
-			}
-			// The watch closed early: resume from the last resourceVersion.
-			var err error
-			w, err = env.cp.admin.CoreV1().Pods(r.ns).Watch(wctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
-			if err != nil {
-				o.mu.Lock()
-				o.errs = append(o.errs, fmt.Errorf("re-watch: %w", err))
-				o.mu.Unlock()
-				return
-			}
-		}
-	}(w, rv)
 
 	r.oracle = computeOracle(r)
 	r.scaleTime = time.Now()
 	if err := r.setReplicas(ctx, r.sc.target); err != nil {
 		stopWatch()
 		<-watchDone
+		<-rsDone
 		return fmt.Errorf("scale to %d: %w", r.sc.target, err)
 	}
 	quiet := r.sc.quiet
@@ -649,9 +753,11 @@ func (r *scenarioRun) scaleAndObserve(ctx context.Context) error {
 	time.Sleep(300 * time.Millisecond)
 	stopWatch()
 	<-watchDone
+	<-rsDone
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	r.deleted, r.created, r.forced = o.deleted, o.created, o.forced
+	r.deletedAt, r.createdAt, r.rsEvents = o.deletedAt, o.createdAt, o.rsEvents
 	if len(o.errs) > 0 {
 		return fmt.Errorf("observer: %v", o.errs)
 	}
@@ -828,6 +934,9 @@ func (r *scenarioRun) compare(t *testing.T) {
 		}
 	}
 	env.stats.add(r.sc.name, checked, disagree)
+	if r.sc.kind == kindDeployment {
+		r.checkRollout(t)
+	}
 	if disagree > 0 {
 		t.Errorf("plugin disagrees with the real controllers (%d of %d certain pods, all-certain=%v):\n  %s",
 			disagree, checked, allCertain, strings.Join(msgs, "\n  "))
@@ -846,6 +955,30 @@ type agreementStats struct {
 	disagreements int
 	failed        []string
 	pluginErrors  []string
+
+	// Deployments (checkRollout): ReplicaSet sizes, victims' steps, creates.
+	deployments int
+	steps       stepReport
+	stepFailed  []string
+}
+
+func (s *agreementStats) addSteps(name string, r *stepReport) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deployments++
+	t := &s.steps
+	t.splitChecked += r.splitChecked
+	t.splitBad += r.splitBad
+	t.finalChecked += r.finalChecked
+	t.finalBad += r.finalBad
+	t.stepChecked += r.stepChecked
+	t.stepBad += r.stepBad
+	t.stepUnverifiable += r.stepUnverifiable
+	t.createsChecked += r.createsChecked
+	t.createsBad += r.createsBad
+	if r.splitBad+r.finalBad+r.stepBad+r.createsBad > 0 {
+		s.stepFailed = append(s.stepFailed, name)
+	}
 }
 
 func (s *agreementStats) pluginError(name string) {
@@ -874,6 +1007,16 @@ func (s *agreementStats) String() string {
 	}
 	if len(s.pluginErrors) > 0 {
 		line += fmt.Sprintf("; the plugin FAILED on %d scenarios: %s", len(s.pluginErrors), strings.Join(s.pluginErrors, ", "))
+	}
+	if s.deployments > 0 {
+		t := s.steps
+		line += fmt.Sprintf("\ne2e deployment steps: %d Deployments; afterScale %d checked, %d wrong; final %d checked, %d wrong; "+
+			"victim steps %d checked, %d wrong, %d unverifiable (merged ReplicaSet syncs, or an open choice); creates %d checked, %d wrong",
+			s.deployments, t.splitChecked, t.splitBad, t.finalChecked, t.finalBad, t.stepChecked, t.stepBad, t.stepUnverifiable,
+			t.createsChecked, t.createsBad)
+		if len(s.stepFailed) > 0 {
+			line += " (in: " + strings.Join(s.stepFailed, ", ") + ")"
+		}
 	}
 	return line
 }

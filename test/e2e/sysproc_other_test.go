@@ -2,6 +2,12 @@
 
 package e2e
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 func childSysProcAttr() *syscall.SysProcAttr { return nil }
+
+// peakRSS is unknown off Linux.
+func peakRSS(ps *os.ProcessState) int64 { return -1 }
