@@ -8,10 +8,6 @@ import (
 	"io"
 	"os"
 
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/resource"
@@ -76,47 +72,38 @@ func ReadFile(name string, stdin io.Reader, defaultNamespace string) (*snapshot.
 }
 
 func add(s *snapshot.Snapshot, u *unstructured.Unstructured) error {
-	conv := runtime.DefaultUnstructuredConverter
 	switch u.GroupVersionKind().GroupKind().String() {
 	case "Deployment.apps":
-		o := &appsv1.Deployment{}
-		s.Deployments = append(s.Deployments, o)
-		return conv.FromUnstructured(u.Object, o)
+		return into(u, &s.Deployments)
 	case "ReplicaSet.apps":
-		o := &appsv1.ReplicaSet{}
-		s.ReplicaSets = append(s.ReplicaSets, o)
-		return conv.FromUnstructured(u.Object, o)
+		return into(u, &s.ReplicaSets)
 	case "StatefulSet.apps":
-		o := &appsv1.StatefulSet{}
-		s.StatefulSets = append(s.StatefulSets, o)
-		return conv.FromUnstructured(u.Object, o)
+		return into(u, &s.StatefulSets)
 	case "ReplicationController":
-		o := &corev1.ReplicationController{}
-		s.ReplicationControllers = append(s.ReplicationControllers, o)
-		return conv.FromUnstructured(u.Object, o)
+		return into(u, &s.ReplicationControllers)
 	case "Pod":
-		o := &corev1.Pod{}
-		s.Pods = append(s.Pods, o)
-		return conv.FromUnstructured(u.Object, o)
+		return into(u, &s.Pods)
 	case "PersistentVolumeClaim":
-		o := &corev1.PersistentVolumeClaim{}
-		s.Claims = append(s.Claims, o)
-		return conv.FromUnstructured(u.Object, o)
+		return into(u, &s.Claims)
 	case "Node":
-		o := &corev1.Node{}
-		s.Nodes = append(s.Nodes, o)
-		return conv.FromUnstructured(u.Object, o)
+		return into(u, &s.Nodes)
 	case "HorizontalPodAutoscaler.autoscaling":
 		if u.GroupVersionKind().Version != "v2" {
-			return nil
+			return nil // only autoscaling/v2 carries what the conflicts need
 		}
-		o := &autoscalingv2.HorizontalPodAutoscaler{}
-		s.HPAs = append(s.HPAs, o)
-		return conv.FromUnstructured(u.Object, o)
+		return into(u, &s.HPAs)
 	case "PodDisruptionBudget.policy":
-		o := &policyv1.PodDisruptionBudget{}
-		s.PDBs = append(s.PDBs, o)
-		return conv.FromUnstructured(u.Object, o)
+		return into(u, &s.PDBs)
 	}
+	return nil
+}
+
+// into converts u to the typed object list's element type and appends it.
+func into[T any](u *unstructured.Unstructured, list *[]*T) error {
+	o := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, o); err != nil {
+		return err
+	}
+	*list = append(*list, o)
 	return nil
 }
