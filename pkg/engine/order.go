@@ -251,6 +251,17 @@ func (s *sorter) Less(i, j int) bool { return s.c.less(&s.keys[s.idx[i]], &s.key
 // restarts; in log mode it stops where the UID tie-break can make the
 // comparator intransitive.
 func outerCmp(c *Comparator, a, b *key) int {
+	if r := timelessCmp(c, a, b); r != 0 {
+		return r
+	}
+	if a.ready {
+		return timeClassCmp(c, a.readyZero, b.readyZero, a.readyNs, b.readyNs, a.readyBucket, b.readyBucket)
+	}
+	return 0
+}
+
+// timelessCmp orders by the rules that do not depend on time: 1 to 5.
+func timelessCmp(c *Comparator, a, b *key) int {
 	if a.assigned != b.assigned {
 		return boolFirst(!a.assigned)
 	}
@@ -263,15 +274,7 @@ func outerCmp(c *Comparator, a, b *key) int {
 	if c.Rules.DeletionCost && a.cost != b.cost {
 		return cmp.Compare(a.cost, b.cost)
 	}
-	if a.rank != b.rank {
-		return cmp.Compare(b.rank, a.rank)
-	}
-	if a.ready {
-		if r := timeClassCmp(c, a.readyZero, b.readyZero, a.readyNs, b.readyNs, a.readyBucket, b.readyBucket); r != 0 {
-			return r
-		}
-	}
-	return 0
+	return cmp.Compare(b.rank, a.rank)
 }
 
 // innerCmp orders, within one class whose ready times are equal (or not

@@ -104,26 +104,6 @@ func StableUntil(in Input) (until *time.Time, lowerBound bool) {
 	return nil, false
 }
 
-// timelessCmp is outerCmp without the time-based rules 6-8.
-func timelessCmp(c *Comparator, a, b *key) int {
-	if a.assigned != b.assigned {
-		return boolFirst(!a.assigned)
-	}
-	if a.phase != b.phase {
-		return a.phase - b.phase
-	}
-	if a.ready != b.ready {
-		return boolFirst(!a.ready)
-	}
-	if c.Rules.DeletionCost && a.cost != b.cost {
-		if a.cost < b.cost {
-			return -1
-		}
-		return 1
-	}
-	return b.rank - a.rank
-}
-
 // nextCrossing is the first instant after now at which Bucket(t, ·) grows.
 func nextCrossing(t, now time.Time) time.Time {
 	b := Bucket(t, now)

@@ -338,7 +338,7 @@ func simulateDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, 
 		if d.DeletionTimestamp != nil {
 			pred.Message = fmt.Sprintf("Deployment %s is being deleted: its controller no longer scales; no pod would be deleted", d.Name)
 		}
-		listPods(pred, &work, rss, o)
+		listSurvivors(pred, &work, rss, map[string]bool{}, o)
 		return pred, false, nil
 	}
 
@@ -618,7 +618,3 @@ func positioned(pods []prediction.Pod) int {
 	return n
 }
 
-// listPods lists all pods as kept (no change).
-func listPods(pred *prediction.Prediction, s *snapshot.Snapshot, rss []*depRS, o Options) {
-	listSurvivors(pred, s, rss, map[string]bool{}, o)
-}
