@@ -617,4 +617,3 @@ func positioned(pods []prediction.Pod) int {
 	}
 	return n
 }
-
