@@ -22,10 +22,7 @@ func StableUntil(in Input) (until *time.Time, lowerBound bool) {
 	if !in.Rules.LogScale || in.Delete <= 0 {
 		return nil, false
 	}
-	burst := in.Burst
-	if burst <= 0 {
-		burst = 500
-	}
+	burst := in.burst()
 	d := min(in.Delete, burst)
 	if d >= len(in.Candidates) {
 		return nil, false
@@ -44,15 +41,15 @@ func StableUntil(in Input) (until *time.Time, lowerBound bool) {
 	for i := range pods {
 		keys[i], idx[i] = c.keyOf(&pods[i]), i
 	}
-	slices.SortFunc(idx, func(a, b int) int { return timelessCmp(c, &keys[a], &keys[b]) })
-	if timelessCmp(c, &keys[idx[d-1]], &keys[idx[d]]) != 0 {
+	slices.SortFunc(idx, func(a, b int) int { return c.consistentCmp(&keys[a], &keys[b], Colocation) })
+	if c.consistentCmp(&keys[idx[d-1]], &keys[idx[d]], Colocation) != 0 {
 		return nil, false
 	}
 	// Only the class the cut falls in can change with time.
 	var class []Pod
 	before := 0
 	for i, k := range idx {
-		switch r := timelessCmp(c, &keys[k], &keys[idx[d]]); {
+		switch r := c.consistentCmp(&keys[k], &keys[idx[d]], Colocation); {
 		case r < 0:
 			before = i + 1
 		case r == 0:

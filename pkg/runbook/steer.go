@@ -202,7 +202,7 @@ func impossible(order []prediction.Pod, wanted []string, base *prediction.Predic
 			}
 			a, b := asEnginePod(keep), asEnginePod(gone)
 			dec := c.Compare(&a, &b)
-			if dec.AFirst && dec.Rule < engine.DeletionCost {
+			if dec.AFirst && dec.Rule.BeforeCost() {
 				return fmt.Sprintf("%s must stay but it goes before %s by %s %s (%s vs %s), a rule applied before deletion cost", keep.Name, gone.Name, dec.Rule.ID(), dec.Rule.Name(), dec.A, dec.B)
 			}
 		}
@@ -225,26 +225,19 @@ func effectiveCosts(p *prediction.Prediction) map[string]int32 {
 // classRange: the lowest and highest cost among pods that rules 1-3 cannot
 // separate from pod, in the same ReplicaSet.
 func classRange(p *prediction.Prediction, pod prediction.Pod) (lo, hi int32) {
+	c := engine.Comparator{Now: p.ReferenceTime}
+	ep := asEnginePod(pod)
 	lo, hi = pod.DeletionCost, pod.DeletionCost
 	for _, q := range p.Pods {
 		if (q.Fate != prediction.FateDelete && q.Fate != prediction.FateKeep) || q.ReplicaSet != pod.ReplicaSet {
 			continue
 		}
-		if (q.Node == "") == (pod.Node == "") && phaseRank(q.Phase) == phaseRank(pod.Phase) && q.Ready == pod.Ready {
+		eq := asEnginePod(q)
+		if !c.Compare(&eq, &ep).Rule.BeforeCost() {
 			lo, hi = min(lo, q.DeletionCost), max(hi, q.DeletionCost)
 		}
 	}
 	return lo, hi
-}
-
-func phaseRank(p string) int {
-	switch p {
-	case "Unknown":
-		return 1
-	case "Running":
-		return 2
-	}
-	return 0
 }
 
 // annotated copies the snapshot with deletion costs set on some pods.

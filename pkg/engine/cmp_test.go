@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/scale-preview/scale-preview/pkg/rules"
+)
+
+// The orderings of this package are restrictions of one comparator: where
+// a restriction separates two pods it must agree with the full comparison,
+// and the full comparison must be antisymmetric and name the same rule
+// both ways.
+func TestOneComparator(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(vals ...int64) int64 { return vals[rng.IntN(len(vals))] }
+	randKey := func() key {
+		k := key{
+			assigned: rng.IntN(4) > 0, phase: int(pick(0, 1, 2, 2, 2)), ready: rng.IntN(3) > 0,
+			cost: int32(pick(0, 0, 5)), rank: int(pick(1, 2)), restarts: int(pick(0, 1)),
+			sidecar: int(pick(0, 2)), uid: string(rune('a' + rng.IntN(3))),
+		}
+		k.readyZero, k.createdZero = rng.IntN(8) == 0, rng.IntN(8) == 0
+		if !k.readyZero {
+			k.readyNs, k.readyBucket = pick(1, 2, 3), pick(40, 41)
+		}
+		if !k.createdZero {
+			k.createdNs, k.createdBucket = pick(1, 2, 3), pick(40, 41)
+		}
+		return k
+	}
+	for _, minor := range []int{21, 22, 31, 37} {
+		rs, err := rules.For(minor, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &Comparator{Rules: rs}
+		for i := 0; i < 20000; i++ {
+			a, b := randKey(), randKey()
+			r, rule, how := c.cmp(&a, &b)
+			r2, rule2, how2 := c.cmp(&b, &a)
+			if r != -r2 || rule != rule2 || how != how2 {
+				t.Fatalf("1.%d: cmp(a,b)=%d %v %s but cmp(b,a)=%d %v %s for %+v %+v", minor, r, rule, how, r2, rule2, how2, a, b)
+			}
+			if c.less(&a, &b) != (r < 0) {
+				t.Fatalf("less disagrees with cmp for %+v %+v", a, b)
+			}
+			for _, through := range []Rule{Colocation, ReadyTime, CreationTime} {
+				if p := c.consistentCmp(&a, &b, through); p != 0 && p != r {
+					t.Fatalf("consistentCmp through %v = %d, cmp = %d", through, p, r)
+				}
+			}
+		}
+	}
+}
