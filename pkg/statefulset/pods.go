@@ -69,13 +69,13 @@ func isTerminating(p *corev1.Pod) bool { return p.DeletionTimestamp != nil }
 
 // isTerminal is the phase test of processReplica: Failed, plus Succeeded
 // from 1.27.
-func (r rules) isTerminal(p *corev1.Pod) bool {
+func (r switches) isTerminal(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodFailed ||
-		(r.succeededRecreated && p.Status.Phase == corev1.PodSucceeded)
+		(r.SucceededRecreated && p.Status.Phase == corev1.PodSucceeded)
 }
 
 // isAvailable is IsPodAvailable. It does not look at the phase.
-func (r rules) isAvailable(p *corev1.Pod, minReady int32, now time.Time) bool {
+func (r switches) isAvailable(p *corev1.Pod, minReady int32, now time.Time) bool {
 	if !isReady(p) {
 		return false
 	}
@@ -87,20 +87,20 @@ func (r rules) isAvailable(p *corev1.Pod, minReady int32, now time.Time) bool {
 		return false
 	}
 	at := t.Add(time.Duration(minReady) * time.Second)
-	if r.availableAtBoundary {
+	if r.AvailableAtBoundary {
 		return !at.After(now)
 	}
 	return at.Before(now)
 }
 
 // availableAt is when a ready pod becomes available; zero if never.
-func (r rules) availableAt(p *corev1.Pod, minReady int32) time.Time {
+func (r switches) availableAt(p *corev1.Pod, minReady int32) time.Time {
 	t := readySince(p)
 	if t.IsZero() {
 		return time.Time{}
 	}
 	at := t.Add(time.Duration(minReady) * time.Second)
-	if !r.availableAtBoundary {
+	if !r.AvailableAtBoundary {
 		at = at.Add(time.Nanosecond) // ≤1.33 needs now strictly after
 	}
 	return at
@@ -108,11 +108,11 @@ func (r rules) availableAt(p *corev1.Pod, minReady int32) time.Time {
 
 // unhealthy is what picks the "first unhealthy pod": !isHealthy up to 1.33,
 // isUnavailable from 1.34. Both count terminating pods.
-func (r rules) unhealthy(p *corev1.Pod, minReady int32, now time.Time) bool {
+func (r switches) unhealthy(p *corev1.Pod, minReady int32, now time.Time) bool {
 	if isTerminating(p) {
 		return true
 	}
-	if r.firstByAvailability {
+	if r.UnavailableFirst {
 		return !r.isAvailable(p, minReady, now)
 	}
 	return !isRunningAndReady(p)
@@ -138,7 +138,7 @@ func healthWord(p *corev1.Pod) string {
 // claim decides whether the controller's getPodsForStatefulSet returns the
 // pod (ClaimPods with the isMemberOf filter). related says whether the pod
 // is worth listing at all when it is not claimed.
-func (r rules) claim(set *appsv1.StatefulSet, sel labels.Selector, p *corev1.Pod) (claimed, adopted, related bool, why string) {
+func (r switches) claim(set *appsv1.StatefulSet, sel labels.Selector, p *corev1.Pod) (claimed, adopted, related bool, why string) {
 	parent, _ := ParentAndOrdinal(p.Name)
 	member := parent == set.Name
 	matches := sel.Matches(labels.Set(p.Labels))
@@ -152,7 +152,7 @@ func (r rules) claim(set *appsv1.StatefulSet, sel labels.Selector, p *corev1.Pod
 		return false, false, related, fmt.Sprintf("owned by %s/%s, another controller", ref.Kind, ref.Name)
 	}
 	if ours {
-		if r.ownerIndex && (ref.Kind != "StatefulSet" || ref.Name != set.Name) {
+		if r.OwnerIndex && (ref.Kind != "StatefulSet" || ref.Name != set.Name) {
 			// 1.34+ lists pods by a kind/name/UID index key.
 			return false, false, related, fmt.Sprintf("controller reference %s/%s carries the set's UID but not its kind and name: the pod index does not list it", ref.Kind, ref.Name)
 		}

@@ -213,7 +213,7 @@ func relatedCounts(s *snapshot.Snapshot, t rsLike, o Options, gone map[string]bo
 			if c := metav1.GetControllerOf(rs); rs.Namespace == t.namespace && c != nil && string(c.UID) == t.controllerUID {
 				sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 				if err != nil {
-					if o.Rules.Minor <= 23 {
+					if o.Rules.BadSiblingSelectorZeroesRanks {
 						return map[string]int{} // 1.21-1.23: the lookup fails, every rank 0
 					}
 					continue // 1.24+: that ReplicaSet is skipped
