@@ -3,6 +3,10 @@ package engine
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/scale-preview/scale-preview/pkg/rules"
 )
@@ -50,6 +54,30 @@ func TestOneComparator(t *testing.T) {
 					t.Fatalf("consistentCmp through %v = %d, cmp = %d", through, p, r)
 				}
 			}
+		}
+	}
+}
+
+// Readiness is the first Ready condition, as in the controllers' IsPodReady;
+// the ready time is that condition's, at whole seconds.
+func TestReadySinceFirstReadyCondition(t *testing.T) {
+	t1, t2 := now.Add(-time.Hour+300*time.Millisecond), now.Add(-2*time.Hour)
+	cond := func(s corev1.ConditionStatus, at time.Time) corev1.PodCondition {
+		return corev1.PodCondition{Type: corev1.PodReady, Status: s, LastTransitionTime: metav1.NewTime(at)}
+	}
+	for _, c := range []struct {
+		conds []corev1.PodCondition
+		ready bool
+		since time.Time
+	}{
+		{nil, false, time.Time{}},
+		{[]corev1.PodCondition{cond(corev1.ConditionFalse, t1), cond(corev1.ConditionTrue, t2)}, false, time.Time{}},
+		{[]corev1.PodCondition{cond(corev1.ConditionTrue, t1), cond(corev1.ConditionTrue, t2)}, true, t1.Truncate(time.Second)},
+	} {
+		p := &corev1.Pod{Status: corev1.PodStatus{Conditions: c.conds}}
+		ep := FromPod(p)
+		if ep.Ready != c.ready || !ep.ReadyTime.Equal(c.since) || !ReadySince(p).Equal(c.since) {
+			t.Errorf("%v: ready %v since %v, want %v %v", c.conds, ep.Ready, ep.ReadyTime, c.ready, c.since)
 		}
 	}
 }

@@ -10,6 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/kubectl/pkg/util/podutils"
+
+	"github.com/scale-preview/scale-preview/pkg/engine"
 )
 
 // ParentAndOrdinal mirrors getParentNameAndOrdinal, whose regexp is
@@ -37,7 +40,8 @@ func ParentAndOrdinal(name string) (string, int) {
 	return name[:i], int(n)
 }
 
-// readyCondition is GetPodReadyCondition: the first condition of type Ready.
+// readyCondition is GetPodReadyCondition: the first condition of type
+// Ready. Only the explanations read it; readiness is podutils.IsPodReady.
 func readyCondition(p *corev1.Pod) *corev1.PodCondition {
 	for i := range p.Status.Conditions {
 		if p.Status.Conditions[i].Type == corev1.PodReady {
@@ -47,22 +51,8 @@ func readyCondition(p *corev1.Pod) *corev1.PodCondition {
 	return nil
 }
 
-func isReady(p *corev1.Pod) bool {
-	c := readyCondition(p)
-	return c != nil && c.Status == corev1.ConditionTrue
-}
-
-// readySince is the Ready condition's lastTransitionTime at whole seconds,
-// as the API server stores it; zero when the pod is not ready.
-func readySince(p *corev1.Pod) time.Time {
-	if !isReady(p) {
-		return time.Time{}
-	}
-	return readyCondition(p).LastTransitionTime.Time.Truncate(time.Second)
-}
-
 func isRunningAndReady(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodRunning && isReady(p)
+	return p.Status.Phase == corev1.PodRunning && podutils.IsPodReady(p)
 }
 
 func isTerminating(p *corev1.Pod) bool { return p.DeletionTimestamp != nil }
@@ -76,13 +66,13 @@ func (r switches) isTerminal(p *corev1.Pod) bool {
 
 // isAvailable is IsPodAvailable. It does not look at the phase.
 func (r switches) isAvailable(p *corev1.Pod, minReady int32, now time.Time) bool {
-	if !isReady(p) {
+	if !podutils.IsPodReady(p) {
 		return false
 	}
 	if minReady == 0 {
 		return true
 	}
-	t := readySince(p)
+	t := engine.ReadySince(p)
 	if t.IsZero() {
 		return false
 	}
@@ -95,7 +85,7 @@ func (r switches) isAvailable(p *corev1.Pod, minReady int32, now time.Time) bool
 
 // availableAt is when a ready pod becomes available; zero if never.
 func (r switches) availableAt(p *corev1.Pod, minReady int32) time.Time {
-	t := readySince(p)
+	t := engine.ReadySince(p)
 	if t.IsZero() {
 		return time.Time{}
 	}
@@ -126,7 +116,7 @@ func healthWord(p *corev1.Pod) string {
 	}
 	c := readyCondition(p)
 	switch {
-	case p.Status.Phase != corev1.PodRunning && isReady(p):
+	case p.Status.Phase != corev1.PodRunning && podutils.IsPodReady(p):
 		return fmt.Sprintf("%s (Ready=True but not Running)", phase)
 	case c == nil:
 		return fmt.Sprintf("%s, no Ready condition", phase)
