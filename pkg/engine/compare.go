@@ -2,12 +2,13 @@ package engine
 
 import (
 	"cmp"
-	"fmt"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/rules"
 )
 
@@ -29,12 +30,12 @@ const (
 
 var ruleNames = [...]string{"tie", "unassigned", "phase", "readiness", "deletion-cost", "colocation", "ready-time", "restarts", "creation-time"}
 
-// ID is "R1".."R8", or "TIE".
+// ID is the rule's identifier in the output contract: R1..R8, or TIE.
 func (r Rule) ID() string {
 	if r == Tie {
-		return "TIE"
+		return prediction.RuleTie
 	}
-	return fmt.Sprintf("R%d", int(r))
+	return prediction.RuleIDs[r-1]
 }
 
 // BeforeCost reports whether the rule is one of rules 1-3, which decide
@@ -294,31 +295,12 @@ func shortUID(u string) string {
 	return u
 }
 
-// HumanAge renders a duration the way kubectl prints ages (2d3h, 5m10s).
+// HumanAge renders a duration as kubectl prints ages (apimachinery's
+// duration.HumanDuration: 45s, 5m10s, 60m, 3h, 2d3h); a negative one, a
+// time in the future, as "in 5m".
 func HumanAge(d time.Duration) string {
-	neg := d < 0
-	if neg {
-		d = -d
+	if d < 0 {
+		return "in " + duration.HumanDuration(-d)
 	}
-	s := humanAge(d)
-	if neg {
-		return "in " + s
-	}
-	return s
-}
-
-func humanAge(d time.Duration) string {
-	sec := int64(d / time.Second)
-	i := strconv.FormatInt
-	switch {
-	case sec < 120:
-		return i(sec, 10) + "s"
-	case sec < 3600:
-		return i(sec/60, 10) + "m" + i(sec%60, 10) + "s"
-	case sec < 48*3600:
-		return i(sec/3600, 10) + "h" + i((sec%3600)/60, 10) + "m"
-	case sec < 365*86400:
-		return i(sec/86400, 10) + "d" + i((sec%86400)/3600, 10) + "h"
-	}
-	return i(sec/(365*86400), 10) + "y" + i((sec%(365*86400))/86400, 10) + "d"
+	return duration.HumanDuration(d)
 }

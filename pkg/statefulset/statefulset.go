@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/rules"
 )
 
@@ -36,12 +37,12 @@ type Input struct {
 
 // Pod fates.
 const (
-	FateDelete      = "delete"      // the controller deletes it for the scale-down
-	FateKeep        = "keep"        // in range, left alone
-	FateTerminating = "terminating" // already being deleted; the controller waits or skips
-	FateIgnored     = "ignored"     // not claimed, or no usable ordinal
-	FateRecreate    = "recreate"    // in range but finished (Failed/Succeeded): deleted and created again
-	FateCreate      = "create"      // in-range ordinal with no pod: the controller creates it
+	FateDelete      = prediction.FateDelete      // the controller deletes it for the scale-down
+	FateKeep        = prediction.FateKeep        // in range, left alone
+	FateTerminating = prediction.FateTerminating // already being deleted; the controller waits or skips
+	FateIgnored     = prediction.FateIgnored     // not claimed, or no usable ordinal
+	FateRecreate    = "recreate"                 // in range but finished (Failed/Succeeded): deleted and created again
+	FateCreate      = "create"                   // in-range ordinal with no pod: the controller creates it
 )
 
 // PodFate is the verdict on one pod (or, for FateCreate, one missing ordinal).
@@ -60,8 +61,8 @@ type PodFate struct {
 
 // Claim fates.
 const (
-	ClaimDelete = "delete"
-	ClaimRetain = "retain"
+	ClaimDelete = prediction.ClaimDelete
+	ClaimRetain = prediction.ClaimRetain
 )
 
 // ClaimFate is what happens to one PersistentVolumeClaim of a condemned pod.

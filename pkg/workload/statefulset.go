@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/scale-preview/scale-preview/pkg/engine"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
@@ -53,7 +54,7 @@ func predictStatefulSet(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, 
 		}
 		var pp prediction.Pod
 		if f.Pod != nil {
-			pp = podEntry(ptr(engine.FromPod(f.Pod)), c0)
+			pp = podEntry(ptr.To(engine.FromPod(f.Pod)), c0)
 			pp.Owner = ownerText(f.Pod)
 		} else {
 			pp.Name = f.Name
@@ -74,7 +75,7 @@ func predictStatefulSet(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, 
 			} else {
 				pred.Victims = append(pred.Victims, pp.Name)
 			}
-			pp.DecidedBy = &prediction.Decision{Rule: "ORDINAL", Name: "reverse-ordinal", This: fmt.Sprint(f.Ordinal), Text: f.Reason}
+			pp.DecidedBy = &prediction.Decision{Rule: prediction.RuleOrdinal, Name: "reverse-ordinal", This: fmt.Sprint(f.Ordinal), Text: f.Reason}
 		case statefulset.FateKeep:
 			current++
 			pp.Fate = prediction.FateKeep
@@ -92,7 +93,7 @@ func predictStatefulSet(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, 
 	for _, c := range res.Claims {
 		cl := prediction.Claim{Name: c.Name, Pod: c.Pod, Fate: c.Fate, Ordinal: c.Ordinal}
 		if s.ClaimsKnown {
-			cl.Exists = ptr(c.Checked)
+			cl.Exists = ptr.To(c.Checked)
 		}
 		pred.StatefulSet.Claims = append(pred.StatefulSet.Claims, cl)
 	}
