@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -91,58 +92,20 @@ func (in Input) burst() int {
 // Predict runs the controller's deletion rounds: at most Burst pods per
 // sync, each round re-ranked and re-sorted on what is left.
 func Predict(in Input) Result {
-	burst := in.burst()
-	pods := make([]Pod, len(in.Candidates))
-	copy(pods, in.Candidates)
-	related := map[string]int{}
-	for n, c := range in.Related {
-		related[n] = c
-	}
+	pods := slices.Clone(in.Candidates)
+	related := maps.Clone(in.Related) // nil stays nil: no related pods
 	res := Result{Certain: true}
-	active := make([]*Pod, len(pods))
-	for i := range pods {
-		active[i] = &pods[i]
-	}
+	active := pointers(pods)
 	remaining := min(in.Delete, len(active))
 	earlierOpen := false
 	for round := 1; remaining > 0; round++ {
-		d := min(remaining, burst)
-		for _, p := range active {
-			p.Rank = 0
-			if in.Related != nil {
-				p.Rank = related[p.Node]
-			}
-		}
-		var placed []Placed
-		if d >= len(active) {
-			// getPodsToDelete: no need to sort when every pod goes.
-			res.Unsorted = round == 1
-			placed = make([]Placed, len(active))
-			for i, p := range active {
-				placed[i] = Placed{Pod: p, Delete: true, Certain: true, Probability: 1, Group: -1}
-			}
-		} else {
-			var groups []Contenders
-			placed, groups = analyze(active, d, in, round, len(res.Contenders))
-			res.Contenders = append(res.Contenders, groups...)
-		}
-		for i := range placed {
-			placed[i].Position = len(res.Order) + i + 1
-			if placed[i].Delete {
-				placed[i].Round = round
-			}
-			if earlierOpen {
-				// Which pods the earlier round left depends on chance.
-				placed[i].Certain = false
-			}
-			if !placed[i].Certain {
-				res.Certain = false
-			}
-		}
+		d := min(remaining, in.burst())
+		setRanks(active, related)
+		placed := placeRound(&res, active, d, in, round, earlierOpen)
 		var next []*Pod
 		for i := range placed {
 			if i < d {
-				if in.Related != nil {
+				if related != nil {
 					related[placed[i].Pod.Node]--
 				}
 				res.Order = append(res.Order, placed[i])
@@ -151,9 +114,7 @@ func Predict(in Input) Result {
 			}
 		}
 		for _, g := range res.Contenders {
-			if g.Round == round {
-				earlierOpen = true
-			}
+			earlierOpen = earlierOpen || g.Round == round
 		}
 		res.Rounds = round
 		res.Victims += d
@@ -172,6 +133,54 @@ func Predict(in Input) Result {
 		}
 	}
 	return res
+}
+
+func pointers(pods []Pod) []*Pod {
+	out := make([]*Pod, len(pods))
+	for i := range pods {
+		out[i] = &pods[i]
+	}
+	return out
+}
+
+// setRanks gives each pod the count of active related pods on its node;
+// with no related pods (nil) every rank is 0.
+func setRanks(pods []*Pod, related map[string]int) {
+	for _, p := range pods {
+		p.Rank = related[p.Node]
+	}
+}
+
+// placeRound orders one deletion round of d pods and settles their fates,
+// appending any open groups to res.
+func placeRound(res *Result, active []*Pod, d int, in Input, round int, earlierOpen bool) []Placed {
+	var placed []Placed
+	if d >= len(active) {
+		// getPodsToDelete: no need to sort when every pod goes.
+		res.Unsorted = round == 1
+		placed = make([]Placed, len(active))
+		for i, p := range active {
+			placed[i] = Placed{Pod: p, Delete: true, Certain: true, Probability: 1, Group: -1}
+		}
+	} else {
+		var groups []Contenders
+		placed, groups = analyze(active, d, in, round, len(res.Contenders))
+		res.Contenders = append(res.Contenders, groups...)
+	}
+	for i := range placed {
+		placed[i].Position = len(res.Order) + i + 1
+		if placed[i].Delete {
+			placed[i].Round = round
+		}
+		if earlierOpen {
+			// Which pods the earlier round left depends on chance.
+			placed[i].Certain = false
+		}
+		if !placed[i].Certain {
+			res.Certain = false
+		}
+	}
+	return placed
 }
 
 // analyze sorts one round and settles, for each pod, whether its fate is
