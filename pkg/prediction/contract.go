@@ -9,6 +9,12 @@ const (
 	FateKeep        = "keep"
 	FateTerminating = "terminating" // already going; never counted
 	FateIgnored     = "ignored"     // seen but not the controller's to delete
+	// FateBlocked: a condemned StatefulSet pod that OrderedReady will not
+	// delete until the stall clears.
+	FateBlocked = "blocked"
+	// FateRecreate: an in-range StatefulSet pod that finished; the
+	// controller deletes and recreates it, which is not a scale-in victim.
+	FateRecreate = "recreate"
 )
 
 // Fates of a StatefulSet's claim (Claim.Fate).

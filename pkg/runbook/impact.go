@@ -41,7 +41,7 @@ func Analyze(s *snapshot.Snapshot, ref snapshot.Ref, p *prediction.Prediction) {
 
 // counted: pods that are replicas now (kept or deleted by this scale-in).
 func counted(pod prediction.Pod) bool {
-	return pod.Fate == prediction.FateDelete || pod.Fate == prediction.FateKeep || pod.Fate == "blocked"
+	return pod.Fate == prediction.FateDelete || pod.Fate == prediction.FateKeep || pod.Fate == prediction.FateBlocked
 }
 
 func impact(s *snapshot.Snapshot, p *prediction.Prediction) *prediction.Impact {

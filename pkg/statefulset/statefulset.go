@@ -41,7 +41,7 @@ const (
 	FateKeep        = prediction.FateKeep        // in range, left alone
 	FateTerminating = prediction.FateTerminating // already being deleted; the controller waits or skips
 	FateIgnored     = prediction.FateIgnored     // not claimed, or no usable ordinal
-	FateRecreate    = "recreate"                 // in range but finished (Failed/Succeeded): deleted and created again
+	FateRecreate    = prediction.FateRecreate    // in range but finished (Failed/Succeeded): deleted and created again
 	FateCreate      = "create"                   // in-range ordinal with no pod: the controller creates it
 )
 

@@ -13,14 +13,6 @@ import (
 	"github.com/scale-preview/scale-preview/pkg/statefulset"
 )
 
-// FateBlocked: a condemned StatefulSet pod that OrderedReady will not delete
-// until the stall clears.
-const FateBlocked = "blocked"
-
-// FateRecreate: an in-range pod that finished (Failed/Succeeded); the
-// controller deletes and recreates it, which is not a scale-in victim.
-const FateRecreate = "recreate"
-
 func predictStatefulSet(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) (*prediction.Prediction, error) {
 	var set *appsv1.StatefulSet
 	for _, x := range s.StatefulSets {
@@ -71,7 +63,7 @@ func predictStatefulSet(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, 
 			pp.Position, pp.DeleteProbability = pos, 1
 			pp.Fate = prediction.FateDelete
 			if !f.BeforeStall {
-				pp.Fate, pp.DeleteProbability = FateBlocked, 0
+				pp.Fate, pp.DeleteProbability = prediction.FateBlocked, 0
 			} else {
 				pred.Victims = append(pred.Victims, pp.Name)
 			}
@@ -83,7 +75,7 @@ func predictStatefulSet(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, 
 			pp.Fate = prediction.FateTerminating
 		case statefulset.FateRecreate:
 			current++
-			pp.Fate = FateRecreate
+			pp.Fate = prediction.FateRecreate
 		default:
 			pp.Fate = prediction.FateIgnored
 		}
