@@ -42,7 +42,7 @@ func (v Version) switches() rules.DeploymentRules {
 	if v == 0 {
 		m = int(Latest)
 	}
-	return rules.Resolve(min(max(m, rules.Oldest), rules.Newest), nil).Deployment
+	return rules.Defaults(m).Deployment
 }
 
 // ReplicaSet is the part of a Deployment-owned ReplicaSet the controller reads.

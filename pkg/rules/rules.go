@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	cliflag "k8s.io/component-base/cli/flag"
 )
@@ -349,3 +350,18 @@ func Resolve(minor int, overrides map[string]bool) RuleSet {
 
 // Default is the newest version with default gates.
 func Default() RuleSet { return Resolve(Newest, nil) }
+
+// byMinor is Resolve(m, nil) for every supported m, built once: model
+// packages that ask per call (the Deployment arithmetic) get a copy.
+var byMinor = sync.OnceValue(func() []RuleSet {
+	out := make([]RuleSet, Newest+1)
+	for m := Oldest; m <= Newest; m++ {
+		out[m] = Resolve(m, nil)
+	}
+	return out
+})
+
+// Defaults is the rule set of 1.<minor> with default gates; a minor outside
+// the supported range gets the nearest supported one. Its Gates map is
+// shared: read it, never write it.
+func Defaults(minor int) RuleSet { return byMinor()[min(max(minor, Oldest), Newest)] }

@@ -170,3 +170,20 @@ func markdownTable() string {
 	}
 	return b.String()
 }
+
+// A gate that only a StatefulSet reads can be set from the command line.
+func TestStatefulSetGateReachesTheRules(t *testing.T) {
+	r, err := For(37, map[string]bool{StatefulSetRecreateStrategy: true})
+	if err != nil || !r.StatefulSet.RecreateGate || !r.StatefulSet.RecreateStrategy {
+		t.Fatalf("For(37, StatefulSetRecreateStrategy=true) = %+v, %v", r.StatefulSet, err)
+	}
+	if _, err := For(36, map[string]bool{StatefulSetRecreateStrategy: true}); err == nil || !strings.Contains(err.Error(), "does not exist in Kubernetes 1.36") {
+		t.Fatalf("1.36 accepted StatefulSetRecreateStrategy: %v", err)
+	}
+}
+
+func BenchmarkResolve(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		_ = Resolve(Newest, nil)
+	}
+}
