@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// The worked example of SPEC §1.10 (checked against the real controller):
+// A worked example (checked against the real controller):
 // scale 6 -> 3 deletes p6 (unassigned), p3 (not ready), p1 (ready most
 // recently); p2's two restarts never matter.
 func TestWorkedExample(t *testing.T) {

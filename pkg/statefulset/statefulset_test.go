@@ -59,7 +59,7 @@ func TestStartOrdinal(t *testing.T) {
 }
 
 // start raised 0 → 2 with replicas 1: foo-2 stays, foo-1 goes before foo-0
-// (pods below start go last, highest first). SPEC §4.1, verified upstream.
+// (pods below start go last, highest first), as verified upstream.
 func TestStartRaisedCondemnsLowOrdinals(t *testing.T) {
 	for _, pol := range []string{"OrderedReady", "Parallel"} {
 		t.Run(pol, func(t *testing.T) {
