@@ -81,3 +81,26 @@ func TestReadySinceFirstReadyCondition(t *testing.T) {
 		}
 	}
 }
+
+// IsPodAvailable's boundary moved in 1.34: the exact moment
+// ready+minReadySeconds counts as available only from then on.
+func TestAvailableBoundary(t *testing.T) {
+	ready := now.Add(-30 * time.Second)
+	p := &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(ready)}}}}
+	for _, c := range []struct {
+		minReady   int32
+		atBoundary bool
+		want       bool
+	}{
+		{0, false, true}, {29, false, true}, {30, false, false}, {30, true, true}, {31, true, false},
+	} {
+		if got := Available(p, c.minReady, now, c.atBoundary); got != c.want {
+			t.Errorf("minReady %d, atBoundary %v: available %v, want %v", c.minReady, c.atBoundary, got, c.want)
+		}
+	}
+	for _, m := range []int{33, 34} {
+		if r := rules.Defaults(m); r.AvailableAtBoundary != (m >= 34) {
+			t.Errorf("1.%d: AvailableAtBoundary %v", m, r.AvailableAtBoundary)
+		}
+	}
+}

@@ -96,6 +96,28 @@ func ReadySince(p *corev1.Pod) time.Time {
 	return time.Time{}
 }
 
+// Available is the controllers' IsPodAvailable: ready, and minReady
+// seconds have passed since it became ready. atBoundary (the rule set's
+// AvailableAtBoundary, 1.34+) counts the exact moment; older releases need
+// now strictly after it, as kubectl's podutils.IsPodAvailable still does.
+func Available(p *corev1.Pod, minReady int32, now time.Time, atBoundary bool) bool {
+	if !podutils.IsPodReady(p) {
+		return false
+	}
+	if minReady == 0 {
+		return true
+	}
+	t := ReadySince(p)
+	if t.IsZero() {
+		return false
+	}
+	at := t.Add(time.Duration(minReady) * time.Second)
+	if atBoundary {
+		return !at.After(now)
+	}
+	return at.Before(now)
+}
+
 // ParseDeletionCost follows GetDeletionCostFromPodAnnotations: a leading
 // '-', exactly "0", or a digit 1-9, then a base-10 int32. Anything else
 // counts as 0 and is reported invalid.

@@ -87,6 +87,11 @@ type RuleSet struct {
 	// skipping that ReplicaSet.
 	BadSiblingSelectorZeroesRanks bool
 
+	// AvailableAtBoundary: a pod is available (IsPodAvailable, read by
+	// Deployments and StatefulSets) when ready+minReadySeconds equals now,
+	// not only after it.
+	AvailableAtBoundary bool
+
 	Deployment  DeploymentRules
 	StatefulSet StatefulSetRules
 }
@@ -109,10 +114,7 @@ type StatefulSetRules struct {
 	// UnavailableFirst: the "first unhealthy pod" is the first unavailable
 	// one, not the first that is not Running and Ready.
 	UnavailableFirst bool
-	// AvailableAtBoundary: a pod is available when ready+minReadySeconds
-	// equals now, not only after it.
-	AvailableAtBoundary bool
-	StartOrdinal        bool // spec.ordinals.start is honoured
+	StartOrdinal     bool // spec.ordinals.start is honoured
 	// SucceededRecreated: in-range Succeeded pods are deleted for
 	// recreation like Failed ones.
 	SucceededRecreated bool
@@ -151,6 +153,7 @@ type Switch struct {
 // Kinds of controller a switch belongs to.
 const (
 	KindComparator  = "comparator"
+	KindPods        = "availability"
 	KindReplicaSet  = "ReplicaSet/RC"
 	KindDeployment  = "Deployment"
 	KindStatefulSet = "StatefulSet"
@@ -168,6 +171,8 @@ var Switches = []Switch{
 		What: "a ReplicationController with a controller owner ranks pods by its siblings (from 1.24 its ranks are 0)", ref: func(r *RuleSet) *bool { return &r.RCRanks }},
 	{Field: "BadSiblingSelectorZeroesRanks", Kind: KindReplicaSet, Until: 24,
 		What: "a sibling ReplicaSet with an invalid selector zeroes every rank (from 1.24 it is skipped)", ref: func(r *RuleSet) *bool { return &r.BadSiblingSelectorZeroesRanks }},
+	{Field: "AvailableAtBoundary", Kind: KindPods, Since: 34,
+		What: "a pod counts as available at exactly ready+minReadySeconds, not only after", ref: func(r *RuleSet) *bool { return &r.AvailableAtBoundary }},
 	{Field: "Deployment.MathRound", Kind: KindDeployment, Since: 31,
 		What: "the proportional split rounds with math.Round instead of adding 0.5 and truncating", ref: func(r *RuleSet) *bool { return &r.Deployment.MathRound }},
 	{Field: "Deployment.StrictReplicasAnnotations", Kind: KindDeployment, Since: 32,
@@ -188,8 +193,6 @@ var Switches = []Switch{
 		What: "claims with a foreign controller or a stale owner are left alone", ref: func(r *RuleSet) *bool { return &r.StatefulSet.UnexpectedController }},
 	{Field: "StatefulSet.UnavailableFirst", Kind: KindStatefulSet, Since: 34,
 		What: "the first unhealthy pod is the first unavailable one", ref: func(r *RuleSet) *bool { return &r.StatefulSet.UnavailableFirst }},
-	{Field: "StatefulSet.AvailableAtBoundary", Kind: KindStatefulSet, Since: 34,
-		What: "a pod is available at exactly ready+minReadySeconds", ref: func(r *RuleSet) *bool { return &r.StatefulSet.AvailableAtBoundary }},
 	{Field: "StatefulSet.OwnerIndex", Kind: KindStatefulSet, Since: 34,
 		What: "pods are listed by owner (owned first, then orphans)", ref: func(r *RuleSet) *bool { return &r.StatefulSet.OwnerIndex }},
 	{Field: "StatefulSet.RecreateStrategy", Kind: KindStatefulSet, Since: 37,

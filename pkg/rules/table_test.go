@@ -23,6 +23,7 @@ LogScale                                comparator     1.22-1.37  gate Logarithm
 SidecarRestarts                         comparator     1.32-1.37
 RCRanks                                 ReplicaSet/RC  1.21-1.23
 BadSiblingSelectorZeroesRanks           ReplicaSet/RC  1.21-1.23
+AvailableAtBoundary                     availability   1.34-1.37
 Deployment.MathRound                    Deployment     1.31-1.37
 Deployment.StrictReplicasAnnotations    Deployment     1.32-1.37
 StatefulSet.MinReadySeconds             StatefulSet    1.23-1.37  gate StatefulSetMinReadySeconds
@@ -33,7 +34,6 @@ StatefulSet.SucceededRecreated          StatefulSet    1.27-1.37
 StatefulSet.RecreateSameSync            StatefulSet    1.21-1.27
 StatefulSet.UnexpectedController        StatefulSet    1.28-1.37
 StatefulSet.UnavailableFirst            StatefulSet    1.34-1.37
-StatefulSet.AvailableAtBoundary         StatefulSet    1.34-1.37
 StatefulSet.OwnerIndex                  StatefulSet    1.34-1.37
 StatefulSet.RecreateStrategy            StatefulSet    1.37-1.37
 StatefulSet.RecreateGate                StatefulSet    never      gate StatefulSetRecreateStrategy

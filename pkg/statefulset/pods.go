@@ -64,25 +64,6 @@ func (r switches) isTerminal(p *corev1.Pod) bool {
 		(r.SucceededRecreated && p.Status.Phase == corev1.PodSucceeded)
 }
 
-// isAvailable is IsPodAvailable. It does not look at the phase.
-func (r switches) isAvailable(p *corev1.Pod, minReady int32, now time.Time) bool {
-	if !podutils.IsPodReady(p) {
-		return false
-	}
-	if minReady == 0 {
-		return true
-	}
-	t := engine.ReadySince(p)
-	if t.IsZero() {
-		return false
-	}
-	at := t.Add(time.Duration(minReady) * time.Second)
-	if r.AvailableAtBoundary {
-		return !at.After(now)
-	}
-	return at.Before(now)
-}
-
 // availableAt is when a ready pod becomes available; zero if never.
 func (r switches) availableAt(p *corev1.Pod, minReady int32) time.Time {
 	t := engine.ReadySince(p)
@@ -103,7 +84,7 @@ func (r switches) unhealthy(p *corev1.Pod, minReady int32, now time.Time) bool {
 		return true
 	}
 	if r.UnavailableFirst {
-		return !r.isAvailable(p, minReady, now)
+		return !engine.Available(p, minReady, now, r.AvailableAtBoundary)
 	}
 	return !isRunningAndReady(p)
 }

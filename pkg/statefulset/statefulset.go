@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/scale-preview/scale-preview/pkg/engine"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/rules"
 )
@@ -125,8 +126,12 @@ type member struct {
 
 func (m *member) name() string { return m.pod.Name }
 
-// switches are the version's StatefulSet rules, with the checks built on them.
-type switches struct{ rules.StatefulSetRules }
+// switches are the version's StatefulSet rules and its availability
+// boundary, with the checks built on them.
+type switches struct {
+	rules.StatefulSetRules
+	AvailableAtBoundary bool
+}
 
 // Predict models one StatefulSet's scale-down to in.Replicas.
 func Predict(in Input) (Result, error) {
@@ -148,7 +153,8 @@ func Predict(in Input) (Result, error) {
 		// The controller logs this and never syncs the set.
 		return Result{}, fmt.Errorf("statefulset: selector of %s: %w (the controller does not sync this set)", set.Name, err)
 	}
-	r := switches{rules.Resolve(in.Minor, in.Gates).StatefulSet}
+	rs := rules.Resolve(in.Minor, in.Gates)
+	r := switches{rs.StatefulSet, rs.AvailableAtBoundary}
 	s := &sim{in: in, r: r, set: set, minReady: set.Spec.MinReadySeconds}
 	if !r.MinReadySeconds {
 		s.minReady = 0
@@ -489,7 +495,7 @@ func (s *sim) ordered() {
 		}
 		first := s.firstUnhealthy(alive)
 		blockedReady := !isRunningAndReady(c.pod) && c != first
-		blockedAvail := !blockedReady && s.minReady > 0 && !s.r.isAvailable(c.pod, s.minReady, s.in.Now) && c != first
+		blockedAvail := !blockedReady && s.minReady > 0 && !engine.Available(c.pod, s.minReady, s.in.Now, s.r.AvailableAtBoundary) && c != first
 		if blockedReady || blockedAvail {
 			if rest := s.dropTerminating(alive); len(rest) < len(alive) {
 				// Lower terminating pods count as unhealthy until they
@@ -604,7 +610,7 @@ func (s *sim) orderedReplicas() bool {
 		case !isRunningAndReady(p):
 			s.stall(p.Name, fmt.Sprintf("%s (kept) is not Running and Ready (%s): the controller deletes nothing until it is", p.Name, healthWord(p)))
 			return true
-		case s.minReady > 0 && !s.r.isAvailable(p, s.minReady, s.in.Now):
+		case s.minReady > 0 && !engine.Available(p, s.minReady, s.in.Now, s.r.AvailableAtBoundary):
 			s.stall(p.Name, fmt.Sprintf("%s (kept) is Ready but not yet available (minReadySeconds %d): the controller deletes nothing until it is%s", p.Name, s.minReady, s.untilWord(p)))
 			s.res.StallUntil = s.r.availableAt(p, s.minReady)
 			return true
