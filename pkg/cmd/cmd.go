@@ -291,7 +291,9 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	runbook.Analyze(snap, o.ref, pred)
 	if req := (runbook.Request{Spare: o.Spare, Target: o.Target, TargetNode: o.TargetNode}); !req.Empty() {
-		pred.Steering = runbook.Steer(snap, o.ref, o.replicas, wo, pred, req)
+		if pred.Steering, err = runbook.Steer(snap, o.ref, o.replicas, wo, pred, req); err != nil {
+			return withCode(ExitUsage, "%v", err) // a *runbook.RequestError
+		}
 	}
 	pred.Rules.VersionSource, pred.Rules.VersionDetail = info.VersionSource, info.VersionDetail
 	pred.Warnings = append(pred.Warnings, snap.Notes...)

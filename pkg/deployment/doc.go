@@ -65,7 +65,7 @@
 //
 // # Versions
 //
-// Version selects the two behaviour switches found between 1.21 and 1.37:
+// Version selects the two behaviour switches (rules.DeploymentRules):
 // annotation parsing (≤1.31 strconv.Atoi + int32(), so signs are accepted,
 // values wrap, and max-replicas "0" or missing with status.replicas 0
 // divides by zero; 1.32+ non-negative int32, 0 falls back to

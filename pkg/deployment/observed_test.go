@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// SPEC §3.5, observed on a real v1.37.1 control plane: RollingUpdate
+// Observed on a real v1.37.1 control plane: RollingUpdate
 // maxSurge 2 maxUnavailable 1, old/new 9/3 mid-rollout, scaled 10 -> 3;
 // final state 2/3 with 9 pods deleted and 2 created.
 //
@@ -47,7 +47,7 @@ func TestObservedScaleInMidRollout(t *testing.T) {
 	checkSizes(t, final, map[string]int32{"old": 1, "new": 3})
 }
 
-// SPEC §3.5: 3 -> 1 with maxSurge 0 maxUnavailable 1, old/new 2/1: final
+// Observed: 3 -> 1 with maxSurge 0 maxUnavailable 1, old/new 2/1: final
 // 0/1, all 3 existing pods deleted and 1 created. Old pods available; the
 // new pod's availability does not matter (the scale removes it).
 func TestObservedScaleInSurgeZero(t *testing.T) {

@@ -202,7 +202,7 @@ func TestScale(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// SPEC §3.4 worked examples A-F.
+// Worked examples A-F, each run through the real scale() of v1.37.1.
 func TestScaleSpecExamples(t *testing.T) {
 	quarter := func(replicas int32) Deployment { return newDeployment(replicas, pct("25%"), pct("25%")) }
 	tests := []struct {

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/scale-preview/scale-preview/pkg/rules"
 )
 
 // Strategy types, as in apps/v1 DeploymentStrategyType.
@@ -24,27 +26,23 @@ const (
 	MaxReplicasAnnotation     = "deployment.kubernetes.io/max-replicas"
 )
 
-// Version is the kube-controller-manager minor version (1.x). Only the
-// behaviour switches found in the source between 1.21 and 1.37 depend on it:
-//
-//	< 31: integer.RoundToInt32 is int32(a±0.5) (k8s.io/utils before 2024-07);
-//	      from 31 it is int32(math.Round(a)).
-//	< 32: desired-/max-replicas are parsed with strconv.Atoi then int32() (a
-//	      sign is accepted, values wrap), and a max-replicas of 0 (or a missing
-//	      one with status.replicas 0) divides by zero; from 32 they are parsed
-//	      with getNonNegativeInt32FromAnnotation and 0 falls back.
-//
-// Values below 21 or above 37 behave like the nearest end. 0 means Latest.
+// Version is the kube-controller-manager minor version (1.x). What depends
+// on it (the rounding of the proportional split and the parsing of the
+// desired-/max-replicas annotations) is read from pkg/rules'
+// DeploymentRules. Values outside the supported range behave like the
+// nearest end. 0 means Latest.
 type Version int
 
 // Latest is the newest version modelled.
-const Latest Version = 37
+const Latest = Version(rules.Newest)
 
-func (v Version) minor() int {
+// switches are the deployment controller's version switches in v.
+func (v Version) switches() rules.DeploymentRules {
+	m := int(v)
 	if v == 0 {
-		return int(Latest)
+		m = int(Latest)
 	}
-	return int(v)
+	return rules.Defaults(m).Deployment
 }
 
 // ReplicaSet is the part of a Deployment-owned ReplicaSet the controller reads.

@@ -57,7 +57,7 @@ func MinAvailable(d Deployment) int32 {
 
 // parseReplicasAnnotation reads desired-/max-replicas as the version does.
 func parseReplicasAnnotation(s string, v Version) (int32, bool) {
-	if v.minor() >= 32 {
+	if v.switches().StrictReplicasAnnotations {
 		// getNonNegativeInt32FromAnnotation
 		n, err := strconv.ParseUint(s, 10, 32)
 		if err != nil || n > math.MaxInt32 {
@@ -90,7 +90,7 @@ func float64ToInt32(f float64) int32 {
 
 // roundToInt32 is k8s.io/utils integer.RoundToInt32 as vendored by v.
 func roundToInt32(a float64, v Version) int32 {
-	if v.minor() >= 31 {
+	if v.switches().MathRound {
 		return float64ToInt32(math.Round(a))
 	}
 	if a < 0 {
@@ -115,7 +115,7 @@ func replicaSetFraction(rs *ReplicaSet, d Deployment, v Version) fraction {
 	}
 	f := fraction{newMax: d.Replicas + MaxSurge(d)}
 	before, ok := parseReplicasAnnotation(rs.MaxAnnotation, v)
-	if v.minor() >= 32 {
+	if v.switches().StrictReplicasAnnotations {
 		if !ok || before == 0 {
 			f.fallback = true
 			before = d.StatusReplicas

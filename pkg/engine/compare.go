@@ -1,12 +1,14 @@
 package engine
 
 import (
-	"fmt"
+	"cmp"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/rules"
 )
 
@@ -28,13 +30,17 @@ const (
 
 var ruleNames = [...]string{"tie", "unassigned", "phase", "readiness", "deletion-cost", "colocation", "ready-time", "restarts", "creation-time"}
 
-// ID is "R1".."R8", or "TIE".
+// ID is the rule's identifier in the output contract: R1..R8, or TIE.
 func (r Rule) ID() string {
 	if r == Tie {
-		return "TIE"
+		return prediction.RuleTie
 	}
-	return fmt.Sprintf("R%d", int(r))
+	return prediction.RuleIDs[r-1]
 }
+
+// BeforeCost reports whether the rule is one of rules 1-3, which decide
+// before any deletion cost is read, so no annotation can overturn them.
+func (r Rule) BeforeCost() bool { return r != Tie && r < DeletionCost }
 
 // Name is a short machine-friendly name, e.g. "ready-time".
 func (r Rule) Name() string { return ruleNames[r] }
@@ -67,55 +73,90 @@ type Comparator struct {
 	Now   time.Time
 }
 
-// Less reports whether a is deleted before b. It is the exact controller
-// comparator, with per-pod buckets precomputed into keys.
-func (c *Comparator) less(a, b *key) bool {
+// cmp is ActivePodsWithRanks.Less as a three-way comparison on precomputed
+// keys: negative when a is deleted first, positive when b is, 0 when Less
+// holds neither way. It also returns the rule that decided and, for rules
+// 6-8, the branch. Every other ordering in this package is built from it.
+func (c *Comparator) cmp(a, b *key) (int, Rule, How) {
+	// 1. Unassigned < assigned.
 	if a.assigned != b.assigned {
-		return !a.assigned
+		return boolFirst(!a.assigned), Unassigned, ByValue
 	}
+	// 2. PodPending < PodUnknown < PodRunning (any other phase counts as Pending).
 	if a.phase != b.phase {
-		return a.phase < b.phase
+		return cmp.Compare(a.phase, b.phase), Phase, ByValue
 	}
+	// 3. Not ready < ready.
 	if a.ready != b.ready {
-		return !a.ready
+		return boolFirst(!a.ready), Readiness, ByValue
 	}
+	// 4. Lower pod-deletion-cost < higher (only while the rule is in force).
 	if c.Rules.DeletionCost && a.cost != b.cost {
-		return a.cost < b.cost
+		return cmp.Compare(a.cost, b.cost), DeletionCost, ByValue
 	}
+	// 5. More related pods on the same node < fewer.
 	if a.rank != b.rank {
-		return a.rank > b.rank
+		return cmp.Compare(b.rank, a.rank), Colocation, ByValue
 	}
+	// 6. Both ready: empty ready time < ready more recently < ready longer.
 	if a.ready && a.readyNs != b.readyNs {
-		if a.readyZero || b.readyZero {
-			return a.readyZero
-		}
-		if c.Rules.LogScale {
-			if a.readyBucket != b.readyBucket {
-				return a.readyBucket < b.readyBucket
-			}
-			return a.uid < b.uid
-		}
-		return a.readyNs > b.readyNs
+		r, how := c.timeCmp(a.readyZero, b.readyZero, a.readyNs, b.readyNs, a.readyBucket, b.readyBucket, a.uid, b.uid)
+		return r, ReadyTime, how
 	}
+	// 7. More container restarts < fewer; restartable init containers
+	// (sidecars) are compared after the regular ones where the rule set says so.
 	if a.restarts != b.restarts {
-		return a.restarts > b.restarts
+		return cmp.Compare(b.restarts, a.restarts), Restarts, ByRegular
 	}
 	if c.Rules.SidecarRestarts && a.sidecar != b.sidecar {
-		return a.sidecar > b.sidecar
+		return cmp.Compare(b.sidecar, a.sidecar), Restarts, BySidecar
 	}
+	// 8. Empty creation time < newer < older.
 	if a.createdNs != b.createdNs {
-		if a.createdZero || b.createdZero {
-			return a.createdZero
-		}
-		if c.Rules.LogScale {
-			if a.createdBucket != b.createdBucket {
-				return a.createdBucket < b.createdBucket
-			}
-			return a.uid < b.uid
-		}
-		return a.createdNs > b.createdNs
+		r, how := c.timeCmp(a.createdZero, b.createdZero, a.createdNs, b.createdNs, a.createdBucket, b.createdBucket, a.uid, b.uid)
+		return r, CreationTime, how
 	}
-	return false
+	return 0, Tie, ByValue
+}
+
+// timeCmp is the time comparison rules 6 and 8 share: a zero time counts as
+// newest; otherwise newer first, or, on the log scale, the lower log2 age
+// bucket first and within one bucket the lower UID.
+func (c *Comparator) timeCmp(az, bz bool, an, bn, ab, bb int64, au, bu string) (int, How) {
+	switch {
+	case az || bz:
+		return boolFirst(az), ByZero
+	case !c.Rules.LogScale:
+		return cmp.Compare(bn, an), ByLinear
+	case ab != bb:
+		return cmp.Compare(ab, bb), ByBucket
+	}
+	return cmp.Compare(au, bu), ByUID
+}
+
+// less is the controller's Less: a is deleted before b.
+func (c *Comparator) less(a, b *key) bool {
+	r, _, _ := c.cmp(a, b)
+	return r < 0
+}
+
+// consistentCmp is cmp restricted to the rules up to and including
+// through, and without the UID tie-break within one log2 bucket: the part
+// of the comparator that is a strict weak order. Pods it calls equal form
+// the classes the ordering settles one by one.
+func (c *Comparator) consistentCmp(a, b *key, through Rule) int {
+	r, rule, how := c.cmp(a, b)
+	if rule > through || how == ByUID {
+		return 0
+	}
+	return r
+}
+
+func boolFirst(aFirst bool) int {
+	if aFirst {
+		return -1
+	}
+	return 1
 }
 
 // key is a pod's comparator inputs, flattened for a fast sort.
@@ -163,52 +204,53 @@ func (c *Comparator) Less(a, b *Pod) bool {
 }
 
 // Compare explains the comparison of a and b: which rule decided it and the
-// values it compared. It agrees with Less by construction (tested).
+// values it compared.
 func (c *Comparator) Compare(a, b *Pod) Decision {
 	ka, kb := c.keyOf(a), c.keyOf(b)
-	return c.compareKeys(a, b, &ka, &kb)
+	return c.decide(a, b, &ka, &kb)
 }
 
-func (c *Comparator) compareKeys(a, b *Pod, ka, kb *key) Decision {
-	d := Decision{AFirst: c.less(ka, kb)}
-	switch {
-	case ka.assigned != kb.assigned:
-		d.Rule, d.A, d.B = Unassigned, nodeText(a.Node), nodeText(b.Node)
-	case ka.phase != kb.phase:
-		d.Rule, d.A, d.B = Phase, phaseText(a.Phase), phaseText(b.Phase)
-	case ka.ready != kb.ready:
-		d.Rule, d.A, d.B = Readiness, readyText(a.Ready), readyText(b.Ready)
-	case c.Rules.DeletionCost && ka.cost != kb.cost:
-		d.Rule, d.A, d.B = DeletionCost, strconv.Itoa(int(ka.cost)), strconv.Itoa(int(kb.cost))
-	case ka.rank != kb.rank:
-		d.Rule, d.A, d.B = Colocation, strconv.Itoa(ka.rank), strconv.Itoa(kb.rank)
-	case ka.ready && ka.readyNs != kb.readyNs:
-		d.Rule = ReadyTime
-		d.How, d.A, d.B = c.timeHow(a.ReadyTime, b.ReadyTime, ka.readyBucket, kb.readyBucket, a.UID, b.UID)
-	case ka.restarts != kb.restarts:
-		d.Rule, d.How, d.A, d.B = Restarts, ByRegular, strconv.Itoa(ka.restarts), strconv.Itoa(kb.restarts)
-	case c.Rules.SidecarRestarts && ka.sidecar != kb.sidecar:
-		d.Rule, d.How, d.A, d.B = Restarts, BySidecar, strconv.Itoa(ka.sidecar), strconv.Itoa(kb.sidecar)
-	case ka.createdNs != kb.createdNs:
-		d.Rule = CreationTime
-		d.How, d.A, d.B = c.timeHow(a.Created, b.Created, ka.createdBucket, kb.createdBucket, a.UID, b.UID)
-	default:
-		d.Rule = Tie
-	}
+func (c *Comparator) decide(a, b *Pod, ka, kb *key) Decision {
+	r, rule, how := c.cmp(ka, kb)
+	d := Decision{Rule: rule, How: how, AFirst: r < 0}
+	d.A, d.B = c.values(rule, how, a, ka), c.values(rule, how, b, kb)
 	return d
 }
 
-func (c *Comparator) timeHow(ta, tb time.Time, ba, bb int64, ua, ub string) (How, string, string) {
-	switch {
-	case ta.IsZero() || tb.IsZero():
-		return ByZero, c.ageText(ta, -2), c.ageText(tb, -2)
-	case !c.Rules.LogScale:
-		return ByLinear, c.ageText(ta, -2), c.ageText(tb, -2)
-	case ba != bb:
-		return ByBucket, c.ageText(ta, ba), c.ageText(tb, bb)
-	default:
-		return ByUID, c.ageText(ta, ba) + " uid " + shortUID(ua), c.ageText(tb, bb) + " uid " + shortUID(ub)
+// values renders what the deciding rule compared for one pod.
+func (c *Comparator) values(rule Rule, how How, p *Pod, k *key) string {
+	switch rule {
+	case Unassigned:
+		return nodeText(p.Node)
+	case Phase:
+		return phaseText(p.Phase)
+	case Readiness:
+		return readyText(p.Ready)
+	case DeletionCost:
+		return strconv.Itoa(int(k.cost))
+	case Colocation:
+		return strconv.Itoa(k.rank)
+	case ReadyTime:
+		return c.timeText(how, p.ReadyTime, k.readyBucket, p.UID)
+	case Restarts:
+		if how == BySidecar {
+			return strconv.Itoa(k.sidecar)
+		}
+		return strconv.Itoa(k.restarts)
+	case CreationTime:
+		return c.timeText(how, p.Created, k.createdBucket, p.UID)
 	}
+	return ""
+}
+
+func (c *Comparator) timeText(how How, t time.Time, bucket int64, uid string) string {
+	switch how {
+	case ByBucket:
+		return c.ageText(t, bucket)
+	case ByUID:
+		return c.ageText(t, bucket) + " uid " + shortUID(uid)
+	}
+	return c.ageText(t, -2)
 }
 
 func (c *Comparator) ageText(t time.Time, bucket int64) string {
@@ -253,31 +295,12 @@ func shortUID(u string) string {
 	return u
 }
 
-// HumanAge renders a duration the way kubectl prints ages (2d3h, 5m10s).
+// HumanAge renders a duration as kubectl prints ages (apimachinery's
+// duration.HumanDuration: 45s, 5m10s, 60m, 3h, 2d3h); a negative one, a
+// time in the future, as "in 5m".
 func HumanAge(d time.Duration) string {
-	neg := d < 0
-	if neg {
-		d = -d
+	if d < 0 {
+		return "in " + duration.HumanDuration(-d)
 	}
-	s := humanAge(d)
-	if neg {
-		return "in " + s
-	}
-	return s
-}
-
-func humanAge(d time.Duration) string {
-	sec := int64(d / time.Second)
-	i := strconv.FormatInt
-	switch {
-	case sec < 120:
-		return i(sec, 10) + "s"
-	case sec < 3600:
-		return i(sec/60, 10) + "m" + i(sec%60, 10) + "s"
-	case sec < 48*3600:
-		return i(sec/3600, 10) + "h" + i((sec%3600)/60, 10) + "m"
-	case sec < 365*86400:
-		return i(sec/86400, 10) + "d" + i((sec%86400)/3600, 10) + "h"
-	}
-	return i(sec/(365*86400), 10) + "y" + i((sec%(365*86400))/86400, 10) + "d"
+	return duration.HumanDuration(d)
 }

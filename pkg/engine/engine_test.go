@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// The worked example of SPEC §1.10 (checked against the real controller):
+// A worked example (checked against the real controller):
 // scale 6 -> 3 deletes p6 (unassigned), p3 (not ready), p1 (ready most
 // recently); p2's two restarts never matter.
 func TestWorkedExample(t *testing.T) {
@@ -41,7 +41,7 @@ func TestWorkedExample(t *testing.T) {
 	// The boundary pair: victim p1 against the first survivor p2.
 	b := byName(res, "p1").Boundary
 	expectRule(t, b, ReadyTime, ByBucket)
-	if b.A != "1h0m (bucket 41)" || b.B != "3h0m (bucket 43)" {
+	if b.A != "60m (bucket 41)" || b.B != "3h (bucket 43)" {
 		t.Fatalf("boundary values = %q vs %q", b.A, b.B)
 	}
 }

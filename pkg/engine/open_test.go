@@ -45,7 +45,7 @@ func TestFullTieThreeChooseTwo(t *testing.T) {
 	}
 }
 
-// SPEC §1.8: A and B ready in the same second, C a second later in the same
+// The non-transitive case: A and B ready in the same second, C a second later in the same
 // bucket, UIDs A < C < B, B has more restarts: A<C, C<B, B<A. The outcome
 // depends on the input order; the engine must say so and estimate it.
 func TestIntransitiveTriple(t *testing.T) {

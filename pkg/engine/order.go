@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -80,64 +81,31 @@ type Result struct {
 	Certain    bool
 }
 
+// burst is the per-sync deletion cap in force.
+func (in Input) burst() int {
+	if in.Burst <= 0 {
+		return rules.BurstReplicas
+	}
+	return in.Burst
+}
+
 // Predict runs the controller's deletion rounds: at most Burst pods per
 // sync, each round re-ranked and re-sorted on what is left.
 func Predict(in Input) Result {
-	burst := in.Burst
-	if burst <= 0 {
-		burst = rules.BurstReplicas
-	}
-	pods := make([]Pod, len(in.Candidates))
-	copy(pods, in.Candidates)
-	related := map[string]int{}
-	for n, c := range in.Related {
-		related[n] = c
-	}
+	pods := slices.Clone(in.Candidates)
+	related := maps.Clone(in.Related) // nil stays nil: no related pods
 	res := Result{Certain: true}
-	active := make([]*Pod, len(pods))
-	for i := range pods {
-		active[i] = &pods[i]
-	}
+	active := pointers(pods)
 	remaining := min(in.Delete, len(active))
 	earlierOpen := false
 	for round := 1; remaining > 0; round++ {
-		d := min(remaining, burst)
-		for _, p := range active {
-			p.Rank = 0
-			if in.Related != nil {
-				p.Rank = related[p.Node]
-			}
-		}
-		var placed []Placed
-		if d >= len(active) {
-			// getPodsToDelete: no need to sort when every pod goes.
-			res.Unsorted = round == 1
-			placed = make([]Placed, len(active))
-			for i, p := range active {
-				placed[i] = Placed{Pod: p, Delete: true, Certain: true, Probability: 1, Group: -1}
-			}
-		} else {
-			var groups []Contenders
-			placed, groups = analyze(active, d, in, round, len(res.Contenders))
-			res.Contenders = append(res.Contenders, groups...)
-		}
-		for i := range placed {
-			placed[i].Position = len(res.Order) + i + 1
-			if placed[i].Delete {
-				placed[i].Round = round
-			}
-			if earlierOpen {
-				// Which pods the earlier round left depends on chance.
-				placed[i].Certain = false
-			}
-			if !placed[i].Certain {
-				res.Certain = false
-			}
-		}
+		d := min(remaining, in.burst())
+		setRanks(active, related)
+		placed := placeRound(&res, active, d, in, round, earlierOpen)
 		var next []*Pod
 		for i := range placed {
 			if i < d {
-				if in.Related != nil {
+				if related != nil {
 					related[placed[i].Pod.Node]--
 				}
 				res.Order = append(res.Order, placed[i])
@@ -146,9 +114,7 @@ func Predict(in Input) Result {
 			}
 		}
 		for _, g := range res.Contenders {
-			if g.Round == round {
-				earlierOpen = true
-			}
+			earlierOpen = earlierOpen || g.Round == round
 		}
 		res.Rounds = round
 		res.Victims += d
@@ -167,6 +133,54 @@ func Predict(in Input) Result {
 		}
 	}
 	return res
+}
+
+func pointers(pods []Pod) []*Pod {
+	out := make([]*Pod, len(pods))
+	for i := range pods {
+		out[i] = &pods[i]
+	}
+	return out
+}
+
+// setRanks gives each pod the count of active related pods on its node;
+// with no related pods (nil) every rank is 0.
+func setRanks(pods []*Pod, related map[string]int) {
+	for _, p := range pods {
+		p.Rank = related[p.Node]
+	}
+}
+
+// placeRound orders one deletion round of d pods and settles their fates,
+// appending any open groups to res.
+func placeRound(res *Result, active []*Pod, d int, in Input, round int, earlierOpen bool) []Placed {
+	var placed []Placed
+	if d >= len(active) {
+		// getPodsToDelete: no need to sort when every pod goes.
+		res.Unsorted = round == 1
+		placed = make([]Placed, len(active))
+		for i, p := range active {
+			placed[i] = Placed{Pod: p, Delete: true, Certain: true, Probability: 1, Group: -1}
+		}
+	} else {
+		var groups []Contenders
+		placed, groups = analyze(active, d, in, round, len(res.Contenders))
+		res.Contenders = append(res.Contenders, groups...)
+	}
+	for i := range placed {
+		placed[i].Position = len(res.Order) + i + 1
+		if placed[i].Delete {
+			placed[i].Round = round
+		}
+		if earlierOpen {
+			// Which pods the earlier round left depends on chance.
+			placed[i].Certain = false
+		}
+		if !placed[i].Certain {
+			res.Certain = false
+		}
+	}
+	return placed
 }
 
 // analyze sorts one round and settles, for each pod, whether its fate is
@@ -214,7 +228,7 @@ func analyze(active []*Pod, d int, in Input, round, groupBase int) ([]Placed, []
 	for i, p := range active {
 		keyOf[p] = &keys[i]
 	}
-	cmpPods := func(a, b *Pod) Decision { return c.compareKeys(a, b, keyOf[a], keyOf[b]) }
+	cmpPods := func(a, b *Pod) Decision { return c.decide(a, b, keyOf[a], keyOf[b]) }
 	for i := range placed {
 		if in.FatesOnly {
 			break
@@ -247,78 +261,18 @@ func (s *sorter) Swap(i, j int)      { s.idx[i], s.idx[j] = s.idx[j], s.idx[i] }
 func (s *sorter) Less(i, j int) bool { return s.c.less(&s.keys[s.idx[i]], &s.keys[s.idx[j]]) }
 
 // outerCmp orders by the comparator's consistent prefix: rules 1-5, then
-// for two ready pods the ready time (its log2 bucket in log mode), then
-// restarts; in log mode it stops where the UID tie-break can make the
-// comparator intransitive.
-func outerCmp(c *Comparator, a, b *key) int {
-	if r := timelessCmp(c, a, b); r != 0 {
-		return r
-	}
-	if a.ready {
-		return timeClassCmp(c, a.readyZero, b.readyZero, a.readyNs, b.readyNs, a.readyBucket, b.readyBucket)
-	}
-	return 0
-}
-
-// timelessCmp orders by the rules that do not depend on time: 1 to 5.
-func timelessCmp(c *Comparator, a, b *key) int {
-	if a.assigned != b.assigned {
-		return boolFirst(!a.assigned)
-	}
-	if a.phase != b.phase {
-		return cmp.Compare(a.phase, b.phase)
-	}
-	if a.ready != b.ready {
-		return boolFirst(!a.ready)
-	}
-	if c.Rules.DeletionCost && a.cost != b.cost {
-		return cmp.Compare(a.cost, b.cost)
-	}
-	return cmp.Compare(b.rank, a.rank)
-}
+// for two ready pods the ready time (its log2 bucket in log mode); it stops
+// where the UID tie-break can make the comparator intransitive.
+func outerCmp(c *Comparator, a, b *key) int { return c.consistentCmp(a, b, ReadyTime) }
 
 // innerCmp orders, within one class whose ready times are equal (or not
 // compared), by restarts and then by creation (bucket in log mode).
-func innerCmp(c *Comparator, a, b *key) int {
-	if a.restarts != b.restarts {
-		return cmp.Compare(b.restarts, a.restarts)
-	}
-	if c.Rules.SidecarRestarts && a.sidecar != b.sidecar {
-		return cmp.Compare(b.sidecar, a.sidecar)
-	}
-	return timeClassCmp(c, a.createdZero, b.createdZero, a.createdNs, b.createdNs, a.createdBucket, b.createdBucket)
-}
+func innerCmp(c *Comparator, a, b *key) int { return c.consistentCmp(a, b, CreationTime) }
 
-// timeClassCmp: zero first; then newer bucket first (log) or newer first.
-func timeClassCmp(c *Comparator, az, bz bool, an, bn, ab, bb int64) int {
-	if az != bz {
-		return boolFirst(az)
-	}
-	if az {
-		return 0
-	}
-	if c.Rules.LogScale {
-		return cmp.Compare(ab, bb)
-	}
-	return cmp.Compare(bn, an)
-}
-
-// realCmp turns Less into a three-way result for display ordering only.
-func realCmp(c *Comparator, a, b *key) int {
-	switch {
-	case c.less(a, b):
-		return -1
-	case c.less(b, a):
-		return 1
-	}
-	return 0
-}
-
-func boolFirst(aFirst bool) int {
-	if aFirst {
-		return -1
-	}
-	return 1
+// fullCmp is the controller's comparator as a three-way result.
+func fullCmp(c *Comparator, a, b *key) int {
+	r, _, _ := c.cmp(a, b)
+	return r
 }
 
 // settleClass decides the fates inside the class [lo,hi) that the cut at d
@@ -337,12 +291,8 @@ func settleClass(c *Comparator, active []*Pod, keys []key, idx []int, lo, hi, d 
 			"ready times in the same log2 bucket: pods ready in the same second fall through to restarts and creation time while the others are ordered by UID, so the comparator is not transitive here and the outcome depends on the input order")
 	}
 	// Same ready time (or not compared): restarts, then creation bucket.
-	slices.SortStableFunc(members, func(a, b int) int {
-		if r := innerCmp(c, &keys[a], &keys[b]); r != 0 {
-			return r
-		}
-		return realCmp(c, &keys[a], &keys[b])
-	})
+	// innerCmp's order, refined by the full comparator where it is silent.
+	slices.SortStableFunc(members, func(a, b int) int { return fullCmp(c, &keys[a], &keys[b]) })
 	apply := func(from int, order []int) {
 		for i, k := range order {
 			placed[from+i].Pod = active[k]

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/kubectl/pkg/util/podutils"
 )
 
 // DeletionCostAnnotation is controller.kubernetes.io/pod-deletion-cost.
@@ -55,21 +56,7 @@ func FromPod(p *corev1.Pod) Pod {
 		Created:   p.CreationTimestamp.Time.Truncate(time.Second),
 		Source:    p,
 	}
-	// IsPodReady looks at the first Ready condition only.
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			out.Ready = c.Status == corev1.ConditionTrue
-			break
-		}
-	}
-	if out.Ready {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				out.ReadyTime = c.LastTransitionTime.Time.Truncate(time.Second)
-				break
-			}
-		}
-	}
+	out.Ready, out.ReadyTime = podutils.IsPodReady(p), ReadySince(p)
 	if raw, ok := p.Annotations[DeletionCostAnnotation]; ok {
 		out.CostSet, out.CostRaw = true, raw
 		out.Cost, out.CostInvalid = ParseDeletionCost(raw)
@@ -89,6 +76,46 @@ func FromPod(p *corev1.Pod) Pod {
 		}
 	}
 	return out
+}
+
+// ReadySince is when a ready pod became ready, at whole seconds as the API
+// server stores it; zero when the pod is not ready. Readiness is the first
+// Ready condition (IsPodReady, the same in kubectl's podutils as in the
+// controllers), so this is that condition's lastTransitionTime: the
+// comparator's podReadyTime (the first Ready=True condition) and the time
+// IsPodAvailable adds minReadySeconds to.
+func ReadySince(p *corev1.Pod) time.Time {
+	if !podutils.IsPodReady(p) {
+		return time.Time{}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.LastTransitionTime.Time.Truncate(time.Second)
+		}
+	}
+	return time.Time{}
+}
+
+// Available is the controllers' IsPodAvailable: ready, and minReady
+// seconds have passed since it became ready. atBoundary (the rule set's
+// AvailableAtBoundary, 1.34+) counts the exact moment; older releases need
+// now strictly after it, as kubectl's podutils.IsPodAvailable still does.
+func Available(p *corev1.Pod, minReady int32, now time.Time, atBoundary bool) bool {
+	if !podutils.IsPodReady(p) {
+		return false
+	}
+	if minReady == 0 {
+		return true
+	}
+	t := ReadySince(p)
+	if t.IsZero() {
+		return false
+	}
+	at := t.Add(time.Duration(minReady) * time.Second)
+	if atBoundary {
+		return !at.After(now)
+	}
+	return at.Before(now)
 }
 
 // ParseDeletionCost follows GetDeletionCostFromPodAnnotations: a leading

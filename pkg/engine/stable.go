@@ -3,6 +3,7 @@ package engine
 import (
 	"container/heap"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -22,81 +23,86 @@ func StableUntil(in Input) (until *time.Time, lowerBound bool) {
 	if !in.Rules.LogScale || in.Delete <= 0 {
 		return nil, false
 	}
-	burst := in.Burst
-	if burst <= 0 {
-		burst = 500
-	}
-	d := min(in.Delete, burst)
+	d := min(in.Delete, in.burst())
 	if d >= len(in.Candidates) {
 		return nil, false
 	}
-	c := &Comparator{Rules: in.Rules, Now: in.Now}
-	pods := make([]Pod, len(in.Candidates))
-	copy(pods, in.Candidates)
-	for i := range pods {
-		pods[i].Rank = 0
-		if in.Related != nil {
-			pods[i].Rank = in.Related[pods[i].Node]
-		}
+	class, before := cutClass(in, d)
+	if class == nil {
+		return nil, false
 	}
+	sub := Input{Candidates: class, Delete: d - before, Rules: in.Rules, Burst: in.burst(), FatesOnly: true}
+	return firstChange(sub, in.Now)
+}
+
+// cutClass is the class (pods rules 1-5 cannot separate) that the cut at d
+// falls in, and how many pods go before it; nil when rules 1-5 decide the
+// cut. Only that class can change with time.
+func cutClass(in Input, d int) (class []Pod, before int) {
+	c := &Comparator{Rules: in.Rules, Now: in.Now}
+	pods := slices.Clone(in.Candidates)
+	setRanks(pointers(pods), in.Related)
 	keys := make([]key, len(pods))
 	idx := make([]int, len(pods))
 	for i := range pods {
 		keys[i], idx[i] = c.keyOf(&pods[i]), i
 	}
-	slices.SortFunc(idx, func(a, b int) int { return timelessCmp(c, &keys[a], &keys[b]) })
-	if timelessCmp(c, &keys[idx[d-1]], &keys[idx[d]]) != 0 {
-		return nil, false
+	slices.SortFunc(idx, func(a, b int) int { return c.consistentCmp(&keys[a], &keys[b], Colocation) })
+	if c.consistentCmp(&keys[idx[d-1]], &keys[idx[d]], Colocation) != 0 {
+		return nil, 0
 	}
-	// Only the class the cut falls in can change with time.
-	var class []Pod
-	before := 0
 	for i, k := range idx {
-		switch r := timelessCmp(c, &keys[k], &keys[idx[d]]); {
+		switch r := c.consistentCmp(&keys[k], &keys[idx[d]], Colocation); {
 		case r < 0:
 			before = i + 1
 		case r == 0:
 			class = append(class, pods[k])
 		}
 	}
-	sub := Input{Candidates: class, Delete: d - before, Rules: in.Rules, Burst: burst, FatesOnly: true}
-	outcome := func(now time.Time) string {
-		sub.Now = now
-		res := Predict(sub)
-		var sig []byte
-		for _, p := range res.Order {
-			if p.Delete {
-				sig = append(sig, p.Pod.Name...)
-				if !p.Certain {
-					sig = append(sig, '?')
-				}
-				sig = append(sig, 0)
+	return class, before
+}
+
+// victimSet is the set of pods sub deletes at now, open ones marked.
+func victimSet(sub Input, now time.Time) string {
+	sub.Now = now
+	var victims []string
+	for _, p := range Predict(sub).Order {
+		if p.Delete {
+			mark := ""
+			if !p.Certain {
+				mark = "?"
 			}
+			victims = append(victims, p.Pod.Name+mark)
 		}
-		slices.Sort(sig) // a set, not an order
-		return string(sig)
 	}
-	base := outcome(in.Now)
+	slices.Sort(victims) // a set, not an order
+	return strings.Join(victims, "\x00")
+}
+
+// firstChange walks the class's log2 bucket crossings in time order and
+// returns the first at which the outcome differs from now's.
+func firstChange(sub Input, now time.Time) (*time.Time, bool) {
+	base := victimSet(sub, now)
 	h := &crossings{}
-	for _, p := range class {
+	for _, p := range sub.Candidates {
 		if p.Ready && !p.ReadyTime.IsZero() {
-			h.push(p.ReadyTime, in.Now)
+			h.push(p.ReadyTime, now)
 		}
 		if !p.Created.IsZero() {
-			h.push(p.Created, in.Now)
+			h.push(p.Created, now)
 		}
 	}
 	var last time.Time
 	for checks := 0; h.Len() > 0; checks++ {
 		e := heap.Pop(h).(crossing)
-		if e.at.Sub(in.Now) > neverHorizon {
+		if e.at.Sub(now) > neverHorizon {
 			return nil, false // nothing changes within any horizon that matters
 		}
 		if checks == maxStableChecks {
 			return &last, true
 		}
 		last = e.at
-		if outcome(e.at) != base {
+		if victimSet(sub, e.at) != base {
 			return &e.at, false
 		}
 		h.push(e.t, e.at)

@@ -11,14 +11,6 @@ const (
 	Kind       = "ScalePreview"
 )
 
-// Fates of a pod.
-const (
-	FateDelete      = "delete"
-	FateKeep        = "keep"
-	FateTerminating = "terminating" // already going; never counted
-	FateIgnored     = "ignored"     // seen but not the controller's to delete
-)
-
 // Steps that kill a pod in a Deployment scale-in.
 const (
 	StepScale   = "scale"   // the scale itself (proportional split)

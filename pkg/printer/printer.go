@@ -222,7 +222,7 @@ func decided(pod prediction.Pod) string {
 		return d.Rule + " " + d.Text
 	}
 	s := fmt.Sprintf("%s %s: %s vs %s (%s)", d.Rule, d.Name, d.This, d.Other, d.Against)
-	if d.Rule == "TIE" {
+	if d.Rule == prediction.RuleTie {
 		s = fmt.Sprintf("TIE with %s: no rule separates them", d.Against)
 	}
 	if pod.ContenderGroup != nil {

@@ -36,7 +36,7 @@ var gateTable = map[int]struct {
 	34: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC}},
 	35: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true}, []string{LogarithmicScaleDown}},
 	36: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true}, []string{LogarithmicScaleDown}},
-	37: {map[string]bool{PodDeletionCost: true}, nil},
+	37: {map[string]bool{PodDeletionCost: true, StatefulSetRecreateStrategy: false}, nil},
 }
 
 func TestGateTableCoversEveryVersion(t *testing.T) {
@@ -106,19 +106,22 @@ func TestGateThatDoesNotExist(t *testing.T) {
 	}
 }
 
-func TestOtherGatesAreIgnored(t *testing.T) {
-	r, err := For(29, map[string]bool{"SidecarContainers": false, "NoSuchGate": true, PodDeletionCost: false})
+// Like kube-controller-manager, an unknown or misspelt gate is an error; it
+// names the gates that are known, so the user can correct it.
+func TestUnknownGatesRejected(t *testing.T) {
+	for _, name := range []string{"NoSuchGate", "PodDeletionCosts", "poddeletioncost", "SidecarContainers"} {
+		_, err := For(29, map[string]bool{name: true, PodDeletionCost: false})
+		if err == nil || !strings.Contains(err.Error(), "unknown feature gate "+name) ||
+			!strings.Contains(err.Error(), "LogarithmicScaleDown, PodDeletionCost, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal") {
+			t.Errorf("For(29, %s=true) error = %v, want an unknown-gate error listing the known gates", name, err)
+		}
+	}
+	r, err := For(29, map[string]bool{PodDeletionCost: false})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := r.Gates["NoSuchGate"]; ok {
-		t.Error("a gate that does not change scale-in shows up in Gates")
-	}
-	if !slices.Equal(r.Overridden, []string{PodDeletionCost}) {
-		t.Errorf("Overridden = %v", r.Overridden)
-	}
-	if r.DeletionCost {
-		t.Error("PodDeletionCost=false ignored")
+	if !slices.Equal(r.Overridden, []string{PodDeletionCost}) || r.DeletionCost {
+		t.Errorf("Overridden = %v, DeletionCost = %v", r.Overridden, r.DeletionCost)
 	}
 }
 
@@ -222,7 +225,7 @@ func TestParseGates(t *testing.T) {
 		{"", map[string]bool{}},
 		{"PodDeletionCost=false", map[string]bool{PodDeletionCost: false}},
 		{"PodDeletionCost=true,LogarithmicScaleDown=false", map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: false}},
-		{" PodDeletionCost = true , ,LogarithmicScaleDown=0,", map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: false}},
+		{" PodDeletionCost = true ,,LogarithmicScaleDown=0,", map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: false}},
 		{"PodDeletionCost=1,PodDeletionCost=F", map[string]bool{PodDeletionCost: false}}, // last wins, ParseBool spellings
 		{"Other=TRUE", map[string]bool{"Other": true}},
 	} {
@@ -236,10 +239,11 @@ func TestParseGates(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ in, substr string }{
-		{"PodDeletionCost", `missing bool value for feature gate "PodDeletionCost"`},
-		{"PodDeletionCost=true,LogarithmicScaleDown", `missing bool value for feature gate "LogarithmicScaleDown"`},
-		{"PodDeletionCost=yes", `invalid value "yes" for feature gate PodDeletionCost`},
-		{"PodDeletionCost=", `invalid value "" for feature gate PodDeletionCost`},
+		{"PodDeletionCost", `"PodDeletionCost": malformed pair`},
+		{"PodDeletionCost=true,LogarithmicScaleDown", `"LogarithmicScaleDown": malformed pair`},
+		{"PodDeletionCost=yes", `"PodDeletionCost=yes": invalid value of PodDeletionCost: yes`},
+		{"PodDeletionCost=", `"PodDeletionCost=": invalid value of PodDeletionCost: ,`},
+		{"A=true, ,B=false", `" ": malformed pair`}, // kube-controller-manager rejects a blank item too
 	} {
 		_, err := ParseGates(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.substr) {
@@ -256,9 +260,20 @@ func TestParseMinor(t *testing.T) {
 			t.Errorf("ParseMinor(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "1", "2.0", "v2.29", "1.x", "v1.", "abc", "1.+"} {
-		if _, err := ParseMinor(in); err == nil {
-			t.Errorf("ParseMinor(%q) accepted", in)
+	for in, why := range map[string]string{
+		"":       "it is empty",
+		"1":      `no minor version after "1."`,
+		"v1.":    `no minor version after "1."`,
+		"2.0":    `the major version is "2", not 1`,
+		"v2.29":  `the major version is "2", not 1`,
+		"abc":    `the major version is "abc", not 1`,
+		"1.x":    `the minor version "x" does not start with a digit`,
+		"1.+":    `the minor version "+" does not start with a digit`,
+		"1.2900": `the minor version "2900" is too long`,
+	} {
+		_, err := ParseMinor(in)
+		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), strconv.Quote(in)) {
+			t.Errorf("ParseMinor(%q) error = %v, want %q", in, err, why)
 		}
 	}
 }

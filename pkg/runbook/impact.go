@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/kubectl/pkg/util/podutils"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
@@ -40,7 +41,7 @@ func Analyze(s *snapshot.Snapshot, ref snapshot.Ref, p *prediction.Prediction) {
 
 // counted: pods that are replicas now (kept or deleted by this scale-in).
 func counted(pod prediction.Pod) bool {
-	return pod.Fate == prediction.FateDelete || pod.Fate == prediction.FateKeep || pod.Fate == "blocked"
+	return pod.Fate == prediction.FateDelete || pod.Fate == prediction.FateKeep || pod.Fate == prediction.FateBlocked
 }
 
 func impact(s *snapshot.Snapshot, p *prediction.Prediction) *prediction.Impact {
@@ -156,7 +157,7 @@ func pdbConflicts(s *snapshot.Snapshot, p *prediction.Prediction) []prediction.C
 				continue
 			}
 			expected++
-			healthy := isReady(pod)
+			healthy := podutils.IsPodReady(pod)
 			if healthy {
 				healthyBefore++
 			}
@@ -195,15 +196,6 @@ func countFate(p *prediction.Prediction, f string) int {
 		}
 	}
 	return n
-}
-
-func isReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // minAvailable resolves a budget like the disruption controller: percent of

@@ -25,7 +25,7 @@ func (s *sim) claims() {
 	if p := s.set.Spec.PersistentVolumeClaimRetentionPolicy; p != nil && p.WhenScaled != "" {
 		policy = p.WhenScaled
 	}
-	if !s.r.pvcPolicy {
+	if !s.r.AutoDeletePVC {
 		if policy != appsv1.RetainPersistentVolumeClaimRetentionPolicyType {
 			s.note("whenScaled: %s is not acted on in 1.%d (StatefulSetAutoDeletePVC off or absent): claims are kept", policy, s.in.Minor)
 		}
@@ -95,7 +95,7 @@ func (s *sim) deleteFate(claim *corev1.PersistentVolumeClaim, f PodFate) (string
 			others = append(others, refName(ref))
 		}
 	}
-	if s.r.unexpectedController {
+	if s.r.UnexpectedController {
 		// isClaimOwnerUpToDate leaves such claims alone.
 		if len(stale) > 0 {
 			return ClaimRetain, "owner reference to " + strings.Join(stale, ", ") + " has another UID (stale): the controller leaves the claim alone"

@@ -57,23 +57,14 @@
 // go when it goes, unless another owner remains or (1.28+) another
 // controller or a stale reference makes the controller leave them alone.
 //
-// # Version switches (see version.go)
+// # Version switches
 //
-//   - 1.22: minReadySeconds, behind StatefulSetMinReadySeconds (on from 1.23,
-//     unconditional from 1.25).
-//   - 1.23: whenScaled policy, behind StatefulSetAutoDeletePVC (on from 1.27,
-//     unconditional from 1.35).
-//   - 1.25: Parallel deletions go out concurrently in slow-start batches.
-//   - 1.26: spec.ordinals.start behind StatefulSetStartOrdinal (on from 1.27,
-//     unconditional from 1.31).
-//   - 1.27: in-range Succeeded pods are recreated like Failed ones.
-//   - 1.28 (late patches): claims with a foreign controller or stale owner
-//     reference are left alone.
-//   - 1.34: the first unhealthy pod is picked by availability, and a pod is
-//     available when ready+minReadySeconds ≤ now (before: < now); pods are
-//     listed through the owner index.
-//   - 1.37: the Recreate update strategy (alpha) deletes old-revision pods
-//     first.
+// Which of the behaviours above a release has (minReadySeconds, the
+// whenScaled policy, start ordinals, slow-start Parallel deletions, Succeeded
+// pods recreated, claims left to another controller, availability-based
+// "first unhealthy" pod, the owner index, the Recreate strategy) is decided
+// by rules.StatefulSetRules, from the version table in pkg/rules
+// (docs/rules.md).
 //
 // Not modelled: API errors and retries, expectations and timing, the
 // rolling update that follows a scale-down (a note says when one is

@@ -10,6 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/kubectl/pkg/util/podutils"
+
+	"github.com/scale-preview/scale-preview/pkg/engine"
 )
 
 // ParentAndOrdinal mirrors getParentNameAndOrdinal, whose regexp is
@@ -37,7 +40,8 @@ func ParentAndOrdinal(name string) (string, int) {
 	return name[:i], int(n)
 }
 
-// readyCondition is GetPodReadyCondition: the first condition of type Ready.
+// readyCondition is GetPodReadyCondition: the first condition of type
+// Ready. Only the explanations read it; readiness is podutils.IsPodReady.
 func readyCondition(p *corev1.Pod) *corev1.PodCondition {
 	for i := range p.Status.Conditions {
 		if p.Status.Conditions[i].Type == corev1.PodReady {
@@ -47,60 +51,27 @@ func readyCondition(p *corev1.Pod) *corev1.PodCondition {
 	return nil
 }
 
-func isReady(p *corev1.Pod) bool {
-	c := readyCondition(p)
-	return c != nil && c.Status == corev1.ConditionTrue
-}
-
-// readySince is the Ready condition's lastTransitionTime at whole seconds,
-// as the API server stores it; zero when the pod is not ready.
-func readySince(p *corev1.Pod) time.Time {
-	if !isReady(p) {
-		return time.Time{}
-	}
-	return readyCondition(p).LastTransitionTime.Time.Truncate(time.Second)
-}
-
 func isRunningAndReady(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodRunning && isReady(p)
+	return p.Status.Phase == corev1.PodRunning && podutils.IsPodReady(p)
 }
 
 func isTerminating(p *corev1.Pod) bool { return p.DeletionTimestamp != nil }
 
 // isTerminal is the phase test of processReplica: Failed, plus Succeeded
 // from 1.27.
-func (r rules) isTerminal(p *corev1.Pod) bool {
+func (r switches) isTerminal(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodFailed ||
-		(r.succeededRecreated && p.Status.Phase == corev1.PodSucceeded)
-}
-
-// isAvailable is IsPodAvailable. It does not look at the phase.
-func (r rules) isAvailable(p *corev1.Pod, minReady int32, now time.Time) bool {
-	if !isReady(p) {
-		return false
-	}
-	if minReady == 0 {
-		return true
-	}
-	t := readySince(p)
-	if t.IsZero() {
-		return false
-	}
-	at := t.Add(time.Duration(minReady) * time.Second)
-	if r.availableAtBoundary {
-		return !at.After(now)
-	}
-	return at.Before(now)
+		(r.SucceededRecreated && p.Status.Phase == corev1.PodSucceeded)
 }
 
 // availableAt is when a ready pod becomes available; zero if never.
-func (r rules) availableAt(p *corev1.Pod, minReady int32) time.Time {
-	t := readySince(p)
+func (r switches) availableAt(p *corev1.Pod, minReady int32) time.Time {
+	t := engine.ReadySince(p)
 	if t.IsZero() {
 		return time.Time{}
 	}
 	at := t.Add(time.Duration(minReady) * time.Second)
-	if !r.availableAtBoundary {
+	if !r.AvailableAtBoundary {
 		at = at.Add(time.Nanosecond) // ≤1.33 needs now strictly after
 	}
 	return at
@@ -108,12 +79,12 @@ func (r rules) availableAt(p *corev1.Pod, minReady int32) time.Time {
 
 // unhealthy is what picks the "first unhealthy pod": !isHealthy up to 1.33,
 // isUnavailable from 1.34. Both count terminating pods.
-func (r rules) unhealthy(p *corev1.Pod, minReady int32, now time.Time) bool {
+func (r switches) unhealthy(p *corev1.Pod, minReady int32, now time.Time) bool {
 	if isTerminating(p) {
 		return true
 	}
-	if r.firstByAvailability {
-		return !r.isAvailable(p, minReady, now)
+	if r.UnavailableFirst {
+		return !engine.Available(p, minReady, now, r.AvailableAtBoundary)
 	}
 	return !isRunningAndReady(p)
 }
@@ -126,7 +97,7 @@ func healthWord(p *corev1.Pod) string {
 	}
 	c := readyCondition(p)
 	switch {
-	case p.Status.Phase != corev1.PodRunning && isReady(p):
+	case p.Status.Phase != corev1.PodRunning && podutils.IsPodReady(p):
 		return fmt.Sprintf("%s (Ready=True but not Running)", phase)
 	case c == nil:
 		return fmt.Sprintf("%s, no Ready condition", phase)
@@ -138,7 +109,7 @@ func healthWord(p *corev1.Pod) string {
 // claim decides whether the controller's getPodsForStatefulSet returns the
 // pod (ClaimPods with the isMemberOf filter). related says whether the pod
 // is worth listing at all when it is not claimed.
-func (r rules) claim(set *appsv1.StatefulSet, sel labels.Selector, p *corev1.Pod) (claimed, adopted, related bool, why string) {
+func (r switches) claim(set *appsv1.StatefulSet, sel labels.Selector, p *corev1.Pod) (claimed, adopted, related bool, why string) {
 	parent, _ := ParentAndOrdinal(p.Name)
 	member := parent == set.Name
 	matches := sel.Matches(labels.Set(p.Labels))
@@ -152,7 +123,7 @@ func (r rules) claim(set *appsv1.StatefulSet, sel labels.Selector, p *corev1.Pod
 		return false, false, related, fmt.Sprintf("owned by %s/%s, another controller", ref.Kind, ref.Name)
 	}
 	if ours {
-		if r.ownerIndex && (ref.Kind != "StatefulSet" || ref.Name != set.Name) {
+		if r.OwnerIndex && (ref.Kind != "StatefulSet" || ref.Name != set.Name) {
 			// 1.34+ lists pods by a kind/name/UID index key.
 			return false, false, related, fmt.Sprintf("controller reference %s/%s carries the set's UID but not its kind and name: the pod index does not list it", ref.Kind, ref.Name)
 		}

@@ -10,6 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/scale-preview/scale-preview/pkg/engine"
+	"github.com/scale-preview/scale-preview/pkg/prediction"
+	"github.com/scale-preview/scale-preview/pkg/rules"
 )
 
 // Input is everything the prediction reads. Nothing else is consulted.
@@ -28,18 +32,18 @@ type Input struct {
 	// Minor is the kube-controller-manager's minor version, 21..37.
 	Minor int
 	// Gates are the effective feature gates for that version. A gate the
-	// map does not name takes its default for Minor (see version.go).
+	// map does not name takes its default for Minor (see pkg/rules).
 	Gates map[string]bool
 }
 
 // Pod fates.
 const (
-	FateDelete      = "delete"      // the controller deletes it for the scale-down
-	FateKeep        = "keep"        // in range, left alone
-	FateTerminating = "terminating" // already being deleted; the controller waits or skips
-	FateIgnored     = "ignored"     // not claimed, or no usable ordinal
-	FateRecreate    = "recreate"    // in range but finished (Failed/Succeeded): deleted and created again
-	FateCreate      = "create"      // in-range ordinal with no pod: the controller creates it
+	FateDelete      = prediction.FateDelete      // the controller deletes it for the scale-down
+	FateKeep        = prediction.FateKeep        // in range, left alone
+	FateTerminating = prediction.FateTerminating // already being deleted; the controller waits or skips
+	FateIgnored     = prediction.FateIgnored     // not claimed, or no usable ordinal
+	FateRecreate    = prediction.FateRecreate    // in range but finished (Failed/Succeeded): deleted and created again
+	FateCreate      = "create"                   // in-range ordinal with no pod: the controller creates it
 )
 
 // PodFate is the verdict on one pod (or, for FateCreate, one missing ordinal).
@@ -58,8 +62,8 @@ type PodFate struct {
 
 // Claim fates.
 const (
-	ClaimDelete = "delete"
-	ClaimRetain = "retain"
+	ClaimDelete = prediction.ClaimDelete
+	ClaimRetain = prediction.ClaimRetain
 )
 
 // ClaimFate is what happens to one PersistentVolumeClaim of a condemned pod.
@@ -122,13 +126,20 @@ type member struct {
 
 func (m *member) name() string { return m.pod.Name }
 
+// switches are the version's StatefulSet rules and its availability
+// boundary, with the checks built on them.
+type switches struct {
+	rules.StatefulSetRules
+	AvailableAtBoundary bool
+}
+
 // Predict models one StatefulSet's scale-down to in.Replicas.
 func Predict(in Input) (Result, error) {
 	if in.Set == nil {
 		return Result{}, errors.New("statefulset: no StatefulSet")
 	}
-	if in.Minor < OldestMinor || in.Minor > NewestMinor {
-		return Result{}, fmt.Errorf("statefulset: Kubernetes 1.%d is outside 1.%d–1.%d", in.Minor, OldestMinor, NewestMinor)
+	if in.Minor < rules.Oldest || in.Minor > rules.Newest {
+		return Result{}, fmt.Errorf("statefulset: Kubernetes 1.%d is outside 1.%d–1.%d", in.Minor, rules.Oldest, rules.Newest)
 	}
 	if in.Replicas < 0 {
 		return Result{}, fmt.Errorf("statefulset: negative replicas %d", in.Replicas)
@@ -142,9 +153,10 @@ func Predict(in Input) (Result, error) {
 		// The controller logs this and never syncs the set.
 		return Result{}, fmt.Errorf("statefulset: selector of %s: %w (the controller does not sync this set)", set.Name, err)
 	}
-	r := newRules(in.Minor, in.Gates)
+	rs := rules.Resolve(in.Minor, in.Gates)
+	r := switches{rs.StatefulSet, rs.AvailableAtBoundary}
 	s := &sim{in: in, r: r, set: set, minReady: set.Spec.MinReadySeconds}
-	if !r.minReady {
+	if !r.MinReadySeconds {
 		s.minReady = 0
 		if set.Spec.MinReadySeconds > 0 {
 			s.note("minReadySeconds is not applied in 1.%d with these gates", in.Minor)
@@ -156,7 +168,7 @@ func Predict(in Input) (Result, error) {
 	}
 	start := 0
 	if set.Spec.Ordinals != nil {
-		if r.startOrdinal {
+		if r.StartOrdinal {
 			start = int(set.Spec.Ordinals.Start)
 		} else if set.Spec.Ordinals.Start != 0 {
 			s.note("spec.ordinals.start=%d is ignored in 1.%d (StatefulSetStartOrdinal off or absent): ordinals start at 0", set.Spec.Ordinals.Start, in.Minor)
@@ -174,11 +186,11 @@ func Predict(in Input) (Result, error) {
 				f.Fate, f.Reason = FateKeep, f.Reason+"; not deleted by a scale-down: the StatefulSet is being deleted"
 			}
 		}
-	case r.recreateStrategy && set.Spec.UpdateStrategy.Type == appsv1.RecreateStatefulSetStrategyType && !r.recreateGate:
+	case r.RecreateStrategy && set.Spec.UpdateStrategy.Type == appsv1.RecreateStatefulSetStrategyType && !r.RecreateGate:
 		s.stall("", "updateStrategy Recreate with the StatefulSetRecreateStrategy gate off: every sync fails before touching pods")
 		s.finishCondemnedAfterStall()
 	default:
-		if r.recreateStrategy && set.Spec.UpdateStrategy.Type == appsv1.RecreateStatefulSetStrategyType {
+		if r.RecreateStrategy && set.Spec.UpdateStrategy.Type == appsv1.RecreateStatefulSetStrategyType {
 			s.recreateOldRevision()
 		}
 		if s.res.Policy == policyParallel {
@@ -200,7 +212,7 @@ func Predict(in Input) (Result, error) {
 
 type sim struct {
 	in       Input
-	r        rules
+	r        switches
 	set      *appsv1.StatefulSet
 	minReady int32
 	start    int
@@ -429,7 +441,7 @@ func (s *sim) parallel() {
 		}
 		s.deleteCondemned(m, !s.sync1Used)
 	}
-	if s.r.concurrentParallel {
+	if s.r.ConcurrentParallel {
 		if len(s.res.FirstSync) > 1 {
 			s.note("Parallel issues the deletions in one sync, concurrently in slow-start batches (1, 2, 4, … up to 500); the order is not guaranteed")
 		}
@@ -483,7 +495,7 @@ func (s *sim) ordered() {
 		}
 		first := s.firstUnhealthy(alive)
 		blockedReady := !isRunningAndReady(c.pod) && c != first
-		blockedAvail := !blockedReady && s.minReady > 0 && !s.r.isAvailable(c.pod, s.minReady, s.in.Now) && c != first
+		blockedAvail := !blockedReady && s.minReady > 0 && !engine.Available(c.pod, s.minReady, s.in.Now, s.r.AvailableAtBoundary) && c != first
 		if blockedReady || blockedAvail {
 			if rest := s.dropTerminating(alive); len(rest) < len(alive) {
 				// Lower terminating pods count as unhealthy until they
@@ -535,7 +547,7 @@ func nameOr(m *member) string {
 
 func (s *sim) firstWord(m *member) string {
 	if m == nil {
-		if s.r.firstByAvailability {
+		if s.r.UnavailableFirst {
 			return "none"
 		}
 		return "none: up to 1.33 that pick ignores minReadySeconds"
@@ -598,7 +610,7 @@ func (s *sim) orderedReplicas() bool {
 		case !isRunningAndReady(p):
 			s.stall(p.Name, fmt.Sprintf("%s (kept) is not Running and Ready (%s): the controller deletes nothing until it is", p.Name, healthWord(p)))
 			return true
-		case s.minReady > 0 && !s.r.isAvailable(p, s.minReady, s.in.Now):
+		case s.minReady > 0 && !engine.Available(p, s.minReady, s.in.Now, s.r.AvailableAtBoundary):
 			s.stall(p.Name, fmt.Sprintf("%s (kept) is Ready but not yet available (minReadySeconds %d): the controller deletes nothing until it is%s", p.Name, s.minReady, s.untilWord(p)))
 			s.res.StallUntil = s.r.availableAt(p, s.minReady)
 			return true
@@ -620,7 +632,7 @@ func (s *sim) recreateTerminal(m *member) {
 		return
 	}
 	s.res.FirstSync = append(s.res.FirstSync, m.name())
-	if s.r.recreateSameSync {
+	if s.r.RecreateSameSync {
 		s.res.FirstSyncCreates = append(s.res.FirstSyncCreates, m.name())
 	}
 }

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/scale-preview/scale-preview/pkg/rules"
 )
 
 // 5 → 2: web-4, web-3, web-2 die, highest ordinal first, one per sync.
@@ -57,7 +59,7 @@ func TestStartOrdinal(t *testing.T) {
 }
 
 // start raised 0 → 2 with replicas 1: foo-2 stays, foo-1 goes before foo-0
-// (pods below start go last, highest first). SPEC §4.1, verified upstream.
+// (pods below start go last, highest first), as verified upstream.
 func TestStartRaisedCondemnsLowOrdinals(t *testing.T) {
 	for _, pol := range []string{"OrderedReady", "Parallel"} {
 		t.Run(pol, func(t *testing.T) {
@@ -443,7 +445,7 @@ func TestClaimRetention(t *testing.T) {
 	res = predict(t, Input{Set: del, Pods: pods(del, seq(0, 3), nil), Replicas: 2, Claims: pvcs, ClaimsKnown: true, Minor: 26})
 	wantClaims(t, res, map[string]string{"data-web-3": ClaimRetain, "logs-web-3": ClaimRetain, "data-web-2": ClaimRetain})
 	res = predict(t, Input{Set: del, Pods: pods(del, seq(0, 3), nil), Replicas: 2, Claims: pvcs, ClaimsKnown: true, Minor: 26,
-		Gates: map[string]bool{GateAutoDeletePVC: true}})
+		Gates: map[string]bool{rules.StatefulSetAutoDeletePVC: true}})
 	wantClaims(t, res, map[string]string{"data-web-3": ClaimDelete, "logs-web-3": ClaimDelete, "data-web-2": ClaimDelete})
 
 	// Another controller: left alone from 1.28; before, the pod becomes a
@@ -521,7 +523,7 @@ func TestRecreateStrategy(t *testing.T) {
 	wantStall(t, res, "", "Recreate with the StatefulSetRecreateStrategy gate off")
 	wantList(t, "deleted", res.DeletedBeforeStall, nil)
 
-	gates := map[string]bool{GateRecreateStrategy: true}
+	gates := map[string]bool{rules.StatefulSetRecreateStrategy: true}
 	res = predict(t, Input{Set: set, Pods: pods(set, seq(0, 3), per), Replicas: 2, Gates: gates})
 	wantNoStall(t, res)
 	wantList(t, "first sync", res.FirstSync, []string{"web-3"})

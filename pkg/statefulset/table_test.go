@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// TestSpecScenarioTable reproduces every row of SPEC §4.3: one
+// TestSpecScenarioTable reproduces a table of scale-down scenarios: one
 // UpdateStatefulSet call for foo 5 → 2 (OnDelete), what that sync deletes
 // (FirstSync) and creates, on 1.37 and 1.33 (the table's two columns were
 // run on v1.37.1 and v1.33.13).

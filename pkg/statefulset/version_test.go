@@ -3,6 +3,8 @@ package statefulset
 import (
 	"testing"
 	"time"
+
+	"github.com/scale-preview/scale-preview/pkg/rules"
 )
 
 // Before 1.26 there is no start ordinal: spec.ordinals is ignored and
@@ -17,10 +19,10 @@ func TestStartOrdinalByVersion(t *testing.T) {
 		{21, nil, []string{"web-4", "web-3", "web-2"}},
 		{25, nil, []string{"web-4", "web-3", "web-2"}},
 		{26, nil, []string{"web-4", "web-3", "web-2"}},
-		{26, map[string]bool{GateStartOrdinal: true}, []string{"web-4", "web-1", "web-0"}},
+		{26, map[string]bool{rules.StatefulSetStartOrdinal: true}, []string{"web-4", "web-1", "web-0"}},
 		{27, nil, []string{"web-4", "web-1", "web-0"}},
-		{30, map[string]bool{GateStartOrdinal: false}, []string{"web-4", "web-3", "web-2"}},
-		{31, map[string]bool{GateStartOrdinal: false}, []string{"web-4", "web-1", "web-0"}},
+		{30, map[string]bool{rules.StatefulSetStartOrdinal: false}, []string{"web-4", "web-3", "web-2"}},
+		{31, map[string]bool{rules.StatefulSetStartOrdinal: false}, []string{"web-4", "web-1", "web-0"}},
 		{37, nil, []string{"web-4", "web-1", "web-0"}},
 	}
 	for _, c := range cases {
@@ -44,10 +46,10 @@ func TestMinReadySecondsByVersion(t *testing.T) {
 	}{
 		{21, nil, false},
 		{22, nil, false},
-		{22, map[string]bool{GateMinReadySeconds: true}, true},
+		{22, map[string]bool{rules.StatefulSetMinReadySeconds: true}, true},
 		{23, nil, true},
-		{24, map[string]bool{GateMinReadySeconds: false}, false},
-		{25, map[string]bool{GateMinReadySeconds: false}, true}, // GA: no longer checked
+		{24, map[string]bool{rules.StatefulSetMinReadySeconds: false}, false},
+		{25, map[string]bool{rules.StatefulSetMinReadySeconds: false}, true}, // GA: no longer checked
 	}
 	for _, c := range cases {
 		set := newSet("web", minReady(30))
@@ -69,7 +71,7 @@ func TestClaimPolicyByVersion(t *testing.T) {
 		}
 	}
 	set := newSet("web", withClaims("Delete", "data"))
-	res := predict(t, Input{Set: set, Pods: pods(set, seq(0, 2), nil), Replicas: 2, Minor: 35, Gates: map[string]bool{GateAutoDeletePVC: false}})
+	res := predict(t, Input{Set: set, Pods: pods(set, seq(0, 2), nil), Replicas: 2, Minor: 35, Gates: map[string]bool{rules.StatefulSetAutoDeletePVC: false}})
 	if res.ClaimPolicy != "Delete" {
 		t.Errorf("1.35 ignores the gate; policy %s", res.ClaimPolicy)
 	}

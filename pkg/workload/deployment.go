@@ -90,7 +90,7 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 			}
 		}
 		k := int(expected + 0.5)
-		pred.Contenders = append(pred.Contenders, prediction.ContenderGroup{Pods: open, Delete: k, Rule: "RACE",
+		pred.Contenders = append(pred.Contenders, prediction.ContenderGroup{Pods: open, Delete: k, Rule: prediction.RuleRace,
 			Reason: "two ReplicaSets shrink in the same sync and their controllers run concurrently; which one ranks first decides these pods (each order taken as equally likely)"})
 		mostLikely(pred, open, k)
 		pred.Message = summary(pred, false)
@@ -118,8 +118,8 @@ func normalizeGroups(pred *prediction.Prediction) {
 					}
 				}
 				groups[i].Exact = groups[i].Exact && g.Exact
-				if g.Rule == "RACE" || groups[i].Rule == "RACE" {
-					groups[i].Rule = "RACE"
+				if g.Rule == prediction.RuleRace || groups[i].Rule == prediction.RuleRace {
+					groups[i].Rule = prediction.RuleRace
 				}
 				if !strings.Contains(groups[i].Reason, g.Reason) {
 					groups[i].Reason += "; " + g.Reason
@@ -164,7 +164,7 @@ func normalizeGroups(pred *prediction.Prediction) {
 			}
 			continue
 		}
-		if g.Exact && g.Rule != "RACE" {
+		if g.Exact && g.Rule != prediction.RuleRace {
 			for _, n := range g.Pods {
 				pred.Pods[idx[n]].DeleteProbability = float64(deleted) / float64(len(g.Pods))
 			}

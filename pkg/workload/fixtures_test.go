@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/scale-preview/scale-preview/pkg/deployment"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
@@ -115,7 +116,7 @@ func mkRC(name string, replicas int32, ownerUID string, sel map[string]string) *
 		Spec:       corev1.ReplicationControllerSpec{Replicas: &replicas, Selector: sel},
 	}
 	if ownerUID != "" {
-		rc.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps.openshift.io/v1", Kind: "DeploymentConfig", Name: "dc", UID: types.UID(ownerUID), Controller: ptr(true)}}
+		rc.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps.openshift.io/v1", Kind: "DeploymentConfig", Name: "dc", UID: types.UID(ownerUID), Controller: ptr.To(true)}}
 	}
 	return rc
 }

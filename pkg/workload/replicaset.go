@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
 
 	"github.com/scale-preview/scale-preview/pkg/engine"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
@@ -181,24 +182,22 @@ func runReplicaSet(s *snapshot.Snapshot, t rsLike, c claimed, replicas int32, o 
 		})
 	}
 	for _, p := range c.terminating {
-		pp := podEntry(ptr(engine.FromPod(p)), c0)
+		pp := podEntry(ptr.To(engine.FromPod(p)), c0)
 		pp.Fate, pp.Certain, pp.Reason = prediction.FateTerminating, true, "already terminating: not counted, never chosen again"
 		out.pods = append(out.pods, pp)
 	}
 	for _, p := range c.foreign {
-		pp := podEntry(ptr(engine.FromPod(p)), c0)
+		pp := podEntry(ptr.To(engine.FromPod(p)), c0)
 		pp.Fate, pp.Certain, pp.Reason = prediction.FateIgnored, true, "matches the selector but is controlled by "+ownerText(p)+": never counted or deleted"
 		out.pods = append(out.pods, pp)
 	}
 	for _, p := range c.released {
-		pp := podEntry(ptr(engine.FromPod(p)), c0)
+		pp := podEntry(ptr.To(engine.FromPod(p)), c0)
 		pp.Fate, pp.Certain, pp.Reason = prediction.FateIgnored, true, "labels no longer match the selector: the controller releases it"
 		out.pods = append(out.pods, pp)
 	}
 	return out
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // relatedCounts: active pods matching the selector of any ReplicaSet with
 // the same controller owner, per node (getIndirectlyRelatedPods).
@@ -213,7 +212,7 @@ func relatedCounts(s *snapshot.Snapshot, t rsLike, o Options, gone map[string]bo
 			if c := metav1.GetControllerOf(rs); rs.Namespace == t.namespace && c != nil && string(c.UID) == t.controllerUID {
 				sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 				if err != nil {
-					if o.Rules.Minor <= 23 {
+					if o.Rules.BadSiblingSelectorZeroesRanks {
 						return map[string]int{} // 1.21-1.23: the lookup fails, every rank 0
 					}
 					continue // 1.24+: that ReplicaSet is skipped

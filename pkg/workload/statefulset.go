@@ -5,20 +5,13 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/scale-preview/scale-preview/pkg/engine"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 	"github.com/scale-preview/scale-preview/pkg/statefulset"
 )
-
-// FateBlocked: a condemned StatefulSet pod that OrderedReady will not delete
-// until the stall clears.
-const FateBlocked = "blocked"
-
-// FateRecreate: an in-range pod that finished (Failed/Succeeded); the
-// controller deletes and recreates it, which is not a scale-in victim.
-const FateRecreate = "recreate"
 
 func predictStatefulSet(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) (*prediction.Prediction, error) {
 	var set *appsv1.StatefulSet
@@ -53,7 +46,7 @@ func predictStatefulSet(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, 
 		}
 		var pp prediction.Pod
 		if f.Pod != nil {
-			pp = podEntry(ptr(engine.FromPod(f.Pod)), c0)
+			pp = podEntry(ptr.To(engine.FromPod(f.Pod)), c0)
 			pp.Owner = ownerText(f.Pod)
 		} else {
 			pp.Name = f.Name
@@ -70,11 +63,11 @@ func predictStatefulSet(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, 
 			pp.Position, pp.DeleteProbability = pos, 1
 			pp.Fate = prediction.FateDelete
 			if !f.BeforeStall {
-				pp.Fate, pp.DeleteProbability = FateBlocked, 0
+				pp.Fate, pp.DeleteProbability = prediction.FateBlocked, 0
 			} else {
 				pred.Victims = append(pred.Victims, pp.Name)
 			}
-			pp.DecidedBy = &prediction.Decision{Rule: "ORDINAL", Name: "reverse-ordinal", This: fmt.Sprint(f.Ordinal), Text: f.Reason}
+			pp.DecidedBy = &prediction.Decision{Rule: prediction.RuleOrdinal, Name: "reverse-ordinal", This: fmt.Sprint(f.Ordinal), Text: f.Reason}
 		case statefulset.FateKeep:
 			current++
 			pp.Fate = prediction.FateKeep
@@ -82,7 +75,7 @@ func predictStatefulSet(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, 
 			pp.Fate = prediction.FateTerminating
 		case statefulset.FateRecreate:
 			current++
-			pp.Fate = FateRecreate
+			pp.Fate = prediction.FateRecreate
 		default:
 			pp.Fate = prediction.FateIgnored
 		}
@@ -92,7 +85,7 @@ func predictStatefulSet(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, 
 	for _, c := range res.Claims {
 		cl := prediction.Claim{Name: c.Name, Pod: c.Pod, Fate: c.Fate, Ordinal: c.Ordinal}
 		if s.ClaimsKnown {
-			cl.Exists = ptr(c.Checked)
+			cl.Exists = ptr.To(c.Checked)
 		}
 		pred.StatefulSet.Claims = append(pred.StatefulSet.Claims, cl)
 	}
