@@ -4,7 +4,6 @@ package printer
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -14,40 +13,36 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
-	"sigs.k8s.io/yaml"
 
 	"github.com/scale-preview/scale-preview/pkg/engine"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 )
 
-// Formats accepted by -o.
-var Formats = []string{"table", "wide", "json", "yaml"}
+// Formats are -o's values for completion: the plugin's own and the common
+// ones of kubectl's printers.
+var Formats = []string{"wide", "name", "json", "yaml", "jsonpath=", "jsonpath-file=", "go-template=", "go-template-file="}
 
-// Print writes p in the given format ("" is the table).
-func Print(w io.Writer, p *prediction.Prediction, format string) error {
-	switch format {
-	case "", "table":
-		return Table(w, p, false)
-	case "wide":
-		return Table(w, p, true)
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(p)
-	case "yaml":
-		b, err := yaml.Marshal(p)
-		if err != nil {
+// TableOptions shape the table.
+type TableOptions struct {
+	Wide bool
+	// Width is the terminal's width; 0 when output is not a terminal.
+	Width int
+}
+
+// Names prints the victims as pod/NAME, one a line, in deletion order.
+func Names(w io.Writer, p *prediction.Prediction) error {
+	for _, v := range p.Victims {
+		if _, err := fmt.Fprintf(w, "pod/%s\n", v); err != nil {
 			return err
 		}
-		_, err = w.Write(b)
-		return err
 	}
-	return fmt.Errorf("unknown output format %q (want one of %s)", format, strings.Join(Formats, ", "))
+	return nil
 }
 
 // Table prints the header lines, the pods in deletion order with a cut line
 // after the last victim, then open choices and warnings.
-func Table(w io.Writer, p *prediction.Prediction, wide bool) error {
+func Table(w io.Writer, p *prediction.Prediction, opt TableOptions) error {
+	wide := opt.Wide
 	fmt.Fprintf(w, "Target:     %s %s/%s, %d -> %d replicas\n", p.Target.Kind, p.Target.Namespace, p.Target.Name, p.CurrentReplicas, p.DesiredReplicas)
 	fmt.Fprintf(w, "Rules:      %s\n", rulesLine(p.Rules))
 	fmt.Fprintf(w, "Reference:  %s (%s)\n", p.ReferenceTime.UTC().Format(time.RFC3339), stableLine(p))

@@ -2,12 +2,9 @@ package printer
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 )
@@ -49,7 +46,7 @@ func openPrediction() *prediction.Prediction {
 func table(t *testing.T, p *prediction.Prediction, wide bool) []string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := Table(&buf, p, wide); err != nil {
+	if err := Table(&buf, p, TableOptions{Wide: wide}); err != nil {
 		t.Fatal(err)
 	}
 	return strings.Split(buf.String(), "\n")
@@ -178,37 +175,12 @@ func TestTableDeploymentSplitStepsAndCreates(t *testing.T) {
 	}
 }
 
-func TestPrintFormats(t *testing.T) {
-	p := openPrediction()
+func TestNames(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Print(&buf, p, "json"); err != nil {
+	if err := Names(&buf, openPrediction()); err != nil {
 		t.Fatal(err)
 	}
-	var back prediction.Prediction
-	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
-		t.Fatalf("json: %v\n%s", err, buf.String())
-	}
-	if back.Victims[1] != "b" || back.Pods[1].DeleteProbability != 0.5 || back.Pods[1].Certain {
-		t.Errorf("json round trip lost data: %+v", back.Pods[1])
-	}
-	buf.Reset()
-	if err := Print(&buf, p, "yaml"); err != nil {
-		t.Fatal(err)
-	}
-	var y map[string]any
-	if err := yaml.Unmarshal(buf.Bytes(), &y); err != nil {
-		t.Fatal(err)
-	}
-	if y["apiVersion"] != prediction.APIVersion || y["kind"] != prediction.Kind {
-		t.Errorf("yaml header %v/%v", y["apiVersion"], y["kind"])
-	}
-	for _, f := range []string{"", "table", "wide"} {
-		buf.Reset()
-		if err := Print(&buf, p, f); err != nil || !strings.HasPrefix(buf.String(), "Target:") {
-			t.Errorf("format %q: err %v, output %q", f, err, buf.String())
-		}
-	}
-	if err := Print(&buf, p, "xml"); err == nil {
-		t.Error("xml accepted")
+	if buf.String() != "pod/a\npod/b\n" {
+		t.Errorf("-o name printed %q", buf.String())
 	}
 }
