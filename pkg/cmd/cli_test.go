@@ -269,7 +269,7 @@ func TestScaleUpIsNotAnError(t *testing.T) {
 	if !strings.Contains(r.stdout, "Result:     scale-up (6 -> 10): no pod would be deleted") {
 		t.Errorf("stdout:\n%s", r.stdout)
 	}
-	if strings.Contains(r.stdout, "DELETE") || strings.Contains(r.stdout, "---- cut") {
+	if strings.Contains(r.stdout, "DELETE 100%") || strings.Contains(r.stdout, "---- cut") {
 		t.Errorf("scale-up shows deletions:\n%s", r.stdout)
 	}
 	r = cliRun(t, nil, nil, "-f", "../../examples/web.yaml", "deploy/web", "--replicas=6", "-n", "shop", "--now", liveNowFlag, "-o", "json")
@@ -298,7 +298,7 @@ func TestFailIfUncertain(t *testing.T) {
 	// A full tie straddles the cut: printed, then exit 8.
 	r := cliRun(t, nil, nil, "-f", "testdata/tie.yaml", "rs/pair", "--replicas=1", "--now", liveNowFlag, "--fail-if-uncertain")
 	wantExit(t, r, ExitUncertain, "--fail-if-uncertain")
-	for _, want := range []string{"DELETE? 50%", "keep? 50%", "Open choice [0]: 1 of pair-x, pair-y go (exact)", "---- cut: the 1 pod(s) above"} {
+	for _, want := range []string{"tie 50%", "Open choice [0]: 1 of pair-x, pair-y go (exact)", "---- cut: 1 pod(s) are deleted; chance decides"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
