@@ -108,3 +108,35 @@ func TestSchemaIsStrict(t *testing.T) {
 		}
 	}
 }
+
+// Every field of the schema is documented in docs/output.md.
+func TestOutputDocCoversSchema(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/output.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(schemaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Properties map[string]any `json:"properties"`
+		Defs       map[string]struct {
+			Properties map[string]any `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	fields := s.Properties
+	for _, d := range s.Defs {
+		for k, v := range d.Properties {
+			fields[k] = v
+		}
+	}
+	for k := range fields {
+		if !strings.Contains(string(doc), "| `"+k+"` |") {
+			t.Errorf("docs/output.md does not document the field %q", k)
+		}
+	}
+}
