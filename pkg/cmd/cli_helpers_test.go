@@ -87,7 +87,12 @@ func wantExit(t *testing.T, r cliResult, code int, parts ...string) {
 // golden compares got with testdata/<name>.golden, or rewrites it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
+	goldenFile(t, filepath.Join("testdata", name+".golden"), got)
+}
+
+// goldenFile compares got with the file at path, or rewrites it with -update.
+func goldenFile(t *testing.T, path, got string) {
+	t.Helper()
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -15,20 +14,7 @@ const flagDocPath = "../../docs/flags.md"
 // docs/flags.md is generated from the command's flags; this test fails when
 // it drifts. Regenerate: go test ./pkg/cmd -run TestFlagDoc -update
 func TestFlagDoc(t *testing.T) {
-	got := flagDoc()
-	if *update {
-		if err := os.WriteFile(flagDocPath, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(flagDocPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(want) != got {
-		t.Errorf("%s is out of date: go test ./pkg/cmd -run TestFlagDoc -update", flagDocPath)
-	}
+	goldenFile(t, flagDocPath, flagDoc())
 }
 
 func flagDoc() string {
