@@ -176,3 +176,19 @@ func TestHelp(t *testing.T) {
 		t.Errorf("--version -o yaml:\n%s", r.stdout)
 	}
 }
+
+// The autoscaler's forms resolve to its kind (the workload model decides
+// what to do with it); other kinds keep their own.
+func TestResolveKinds(t *testing.T) {
+	m := newOfflineMapper()
+	for typ, want := range map[string]string{
+		"hpa": kindHPA, "horizontalpodautoscalers.autoscaling": kindHPA, "horizontalpodautoscalers.v2.autoscaling": kindHPA,
+		"HorizontalPodAutoscaler": kindHPA, "rs": "ReplicaSet", "replicasets.v1.apps": "ReplicaSet", "rc": "ReplicationController",
+		"replicationcontrollers": "ReplicationController", "sts": "StatefulSet", "statefulset.apps": "StatefulSet",
+	} {
+		ref, err := resolve(m, objectArg{typ: typ, name: "web"})
+		if err != nil || ref.Kind != want || ref.Name != "web" {
+			t.Errorf("%s: %+v %v, want kind %s", typ, ref, err, want)
+		}
+	}
+}
