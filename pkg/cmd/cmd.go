@@ -22,7 +22,6 @@ import (
 	"k8s.io/client-go/restmapper"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
-	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/rules"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 )
@@ -60,9 +59,11 @@ type Options struct {
 func NewOptions(streams genericiooptions.IOStreams) *Options {
 	return &Options{
 		configFlags: genericclioptions.NewConfigFlags(true),
-		PrintFlags:  genericclioptions.NewPrintFlags("").WithTypeSetter(prediction.Scheme),
-		IOStreams:   streams,
-		width:       terminalWidth,
+		// No TypeSetter: Normalize types the document already, and the
+		// TypeSetter would deep-copy it first (0.35 s for 20,000 pods).
+		PrintFlags: genericclioptions.NewPrintFlags(""),
+		IOStreams:  streams,
+		width:      terminalWidth,
 	}
 }
 
