@@ -108,7 +108,7 @@ func TestTableCutLineAfterLastVictimAndOpenFates(t *testing.T) {
 		"Rules:      Kubernetes 1.37 (flag)",
 		"Gates:      PodDeletionCost=true",
 		"Reference:  2025-01-01T12:00:00Z (no age-based rule can change this outcome)",
-		"Result:     2 pod(s) deleted: a for certain, and 1 of b, c by a tie (see Open choice)",
+		"Result:     2 pod(s) deleted: 1 for certain, 1 by a tie among b, c (see Open choice)",
 		"FATE: ", "WHY: ",
 		"Open choice [0]: 1 of b, c go (exact). Why: full tie.",
 		"Warnings:\n  - something to know",

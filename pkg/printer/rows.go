@@ -210,17 +210,20 @@ func resultLine(p *prediction.Prediction) string {
 	if open == 0 {
 		return s + firstNames(sure, 3)
 	}
+	var parts []string
 	if len(sure) > 0 {
-		s += firstNames(sure, 3) + " for certain, and "
+		parts = append(parts, fmt.Sprintf("%d for certain", len(sure)))
 	}
 	how := "by chance"
 	if allTies(p) {
 		how = "by a tie"
 	}
-	if len(p.Contenders) == 1 {
-		return fmt.Sprintf("%s%d of %s %s (see Open choice)", s, open, firstNames(p.Contenders[0].Pods, 4), how)
+	among := fmt.Sprintf("%d open pods", openPods)
+	if len(p.Contenders) == 1 && openPods <= 2 {
+		among = strings.Join(p.Contenders[0].Pods, ", ")
 	}
-	return fmt.Sprintf("%s%d %s among %d open pod(s) (see Open choice)", s, open, how, openPods)
+	parts = append(parts, fmt.Sprintf("%d %s among %s", open, how, among))
+	return s + strings.Join(parts, ", ") + " (see Open choice)"
 }
 
 func firstNames(names []string, n int) string {

@@ -58,7 +58,7 @@ func (w *why) explain(pod prediction.Pod) (string, string) {
 		}
 		return text, "ordinal " + d.This
 	case "TIE":
-		text = fmt.Sprintf("tie with %s: no rule separates them", w.name(d.Against))
+		text = fmt.Sprintf("tie with %s", w.name(d.Against))
 		label = "tie"
 	default:
 		text = fmt.Sprintf("%s %s (%s)", d.Rule, values(d, w.compact || w.wide), w.name(d.Against))
@@ -83,26 +83,36 @@ func labelFor(reason string) string {
 	return "note"
 }
 
-var bucketNote = regexp.MustCompile(` \(bucket -?\d+\)`)
+// bucketNote and uidNote are the details -o wide and JSON keep.
+var (
+	bucketNote = regexp.MustCompile(` \(bucket -?\d+\)`)
+	uidNote    = regexp.MustCompile(` uid \S+`)
+)
 
 // values says what a rule compared, in words: this pod's value first.
 func values(d *prediction.Decision, keepBuckets bool) string {
 	this, other := d.This, d.Other
-	if d.How == "bucket" && !keepBuckets {
-		// Different buckets: the ages alone show the order; -o wide and
-		// JSON keep the bucket numbers.
-		this, other = bucketNote.ReplaceAllString(this, ""), bucketNote.ReplaceAllString(other, "")
+	if (d.How == "bucket" || d.How == "uid") && !keepBuckets {
+		// The ages show the order (or, in one bucket, the note below
+		// does); -o wide and JSON keep the bucket numbers and UIDs.
+		for _, re := range []*regexp.Regexp{bucketNote, uidNote} {
+			this, other = re.ReplaceAllString(this, ""), re.ReplaceAllString(other, "")
+		}
 	}
 	format := map[string]string{
 		"R1": "%s vs %s", "R2": "phase %s vs %s", "R3": "%s vs %s", "R4": "deletion cost %s vs %s",
-		"R5": "%s vs %s pods on the node", "R6": "ready for %s vs %s", "R7": "restarts %s vs %s", "R8": "age %s vs %s",
+		"R5": "%s vs %s pods on the node", "R6": "ready %s vs %s", "R7": "restarts %s vs %s", "R8": "age %s vs %s",
 	}[d.Rule]
 	if format == "" {
 		format = d.Name + " %s vs %s"
 	}
+	if d.How == "uid" && !keepBuckets {
+		// One log2 bucket: the ages do not decide, the UIDs do.
+		return map[string]string{"R6": "same ready-age bucket, lower UID", "R8": "same age bucket, lower UID"}[d.Rule]
+	}
 	s := fmt.Sprintf(format, this, other)
 	if d.How == "uid" {
-		s += ", same bucket: lower UID first"
+		s += ": same bucket, lower UID first"
 	}
 	return s
 }
