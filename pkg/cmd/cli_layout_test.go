@@ -20,6 +20,7 @@ func TestGoldenLayouts(t *testing.T) {
 	}{
 		{"replicaset", false, "", []string{"-f", "../../examples/web.yaml", "rs/web-7d9f8c6b5", "--replicas=3", "-n", "shop", "--now", liveNowFlag}},
 		{"rollout", true, "", liveArgs},
+		{"rollout_example", false, "", []string{"-f", "../../examples/rollout.json", "deploy/api", "--replicas=2", "-n", "shop", "--now", liveNowFlag}},
 		{"statefulset", false, sts, []string{"-f", "-", "sts/web", "--replicas=1", "--now", "2025-06-01T00:00:00Z"}},
 		{"uncertain", false, "", []string{"-f", "testdata/tie.yaml", "rs/pair", "--replicas=1", "--now", liveNowFlag}},
 	} {

@@ -298,7 +298,7 @@ func TestFailIfUncertain(t *testing.T) {
 	// A full tie straddles the cut: printed, then exit 8.
 	r := cliRun(t, nil, nil, "-f", "testdata/tie.yaml", "rs/pair", "--replicas=1", "--now", liveNowFlag, "--fail-if-uncertain")
 	wantExit(t, r, ExitUncertain, "--fail-if-uncertain")
-	for _, want := range []string{"tie 50%", "Open choice [0]: 1 of pair-x, pair-y go (exact)", "---- cut: 1 pod(s) are deleted; chance decides"} {
+	for _, want := range []string{"tie 50%", "Open choice [0]: 1 of pair-x, pair-y go (exact)", "---- cut: 1 deleted; chance decides"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}

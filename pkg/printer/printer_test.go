@@ -75,7 +75,7 @@ func TestTableCutLineAfterLastVictimAndOpenFates(t *testing.T) {
 	if cut != rowB+1 || rowC != cut+1 {
 		t.Errorf("cut line at %d, want right after the last victim (row %d) and before the first survivor (row %d):\n%s", cut, rowB, rowC, out)
 	}
-	if lines[cut] != "---- cut: 2 pod(s) are deleted; chance decides the rows between 0% and 100% ----" {
+	if lines[cut] != "---- cut: 2 deleted; chance decides the rows between 0% and 100% ----" {
 		t.Errorf("cut line %q", lines[cut])
 	}
 	if strings.Count(out, "---- cut:") != 1 {

@@ -114,7 +114,7 @@ func cutLine(p *prediction.Prediction) string {
 	if p.Certain {
 		return fmt.Sprintf("---- cut: the %d pod(s) above are deleted, the rest stay ----", len(p.Victims))
 	}
-	return fmt.Sprintf("---- cut: %d pod(s) are deleted; chance decides the rows between 0%% and 100%% ----", len(p.Victims))
+	return fmt.Sprintf("---- cut: %d deleted; chance decides the rows between 0%% and 100%% ----", len(p.Victims))
 }
 
 func anyRow(s []string) []any {
