@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,6 +42,12 @@ func buildRows(p *prediction.Prediction, opt TableOptions) (grid, []string) {
 			"UID", "OWNER", "STEP", "CREATED", "READY SINCE", "BUCKETS r/c"}
 		for _, pod := range p.Pods {
 			t.rows = append(t.rows, wideRow(p, pod, w))
+		}
+		if p.StatefulSet != nil { // the ordinal decides there
+			t.header = slices.Insert(t.header, 2, "ORDINAL")
+			for i, pod := range p.Pods {
+				t.rows[i] = slices.Insert(t.rows[i], 2, ordinal(pod))
+			}
 		}
 	default:
 		t.header = []string{"#", "POD", "NODE", "STATUS", "RESTARTS", "AGE", "FATE", "WHY"}
