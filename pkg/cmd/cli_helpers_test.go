@@ -22,6 +22,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 )
 
+// cliWidth is the terminal width cliRun's runs see (0: not a terminal).
+var cliWidth = 0
+
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // cliResult is one run of the command.
@@ -43,8 +46,12 @@ func cliRun(t *testing.T, client kubernetes.Interface, stdin io.Reader, args ...
 	var out, errOut bytes.Buffer
 	o := NewOptions(genericiooptions.IOStreams{In: stdin, Out: &out, ErrOut: &errOut})
 	if client != nil {
+		if c, ok := client.(*fake.Clientset); ok && c.Resources == nil {
+			c.Resources = builtinResources // what a real API server's discovery lists
+		}
 		o.client = client
 	}
+	o.width = func(io.Writer) int { return cliWidth }
 	start := time.Now()
 	code := run(o, args)
 	return cliResult{code: code, stdout: out.String(), stderr: errOut.String(), elapsed: time.Since(start)}
@@ -80,7 +87,12 @@ func wantExit(t *testing.T, r cliResult, code int, parts ...string) {
 // golden compares got with testdata/<name>.golden, or rewrites it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
+	goldenFile(t, filepath.Join("testdata", name+".golden"), got)
+}
+
+// goldenFile compares got with the file at path, or rewrites it with -update.
+func goldenFile(t *testing.T, path, got string) {
+	t.Helper()
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)

@@ -161,11 +161,14 @@ func TestExitNotFound(t *testing.T) {
 }
 
 func TestExitUnsupportedKind(t *testing.T) {
-	for _, target := range []string{"daemonset/agent", "ds/agent", "daemonsets.apps/agent", "job/backup", "jobs.batch/backup", "cronjob/nightly", "pod/web-1", "hpa/web", "configmap/x"} {
+	for _, target := range []string{"daemonset/agent", "ds/agent", "daemonsets.apps/agent", "DaemonSet/agent", "job/backup", "jobs.batch/backup", "jobs.v1.batch/backup", "cronjob/nightly", "pod/web-1", "po/web-1"} {
 		r := cliRun(t, nil, nil, target, "--replicas=1")
 		wantExit(t, r, ExitUnsupported, "unsupported")
 	}
-	r := cliRun(t, nil, nil, "ds", "agent", "--replicas=1")
+	// Offline, a type the built-in kinds do not know is unknown.
+	r := cliRun(t, nil, nil, "-f", "../../examples/web.yaml", "configmap/x", "--replicas=1")
+	wantExit(t, r, ExitUnsupported, `unknown resource type "configmap"`)
+	r = cliRun(t, nil, nil, "ds", "agent", "--replicas=1")
 	wantExit(t, r, ExitUnsupported, "DaemonSets have no replica count")
 	r = cliRun(t, nil, nil, "job/backup", "--replicas=1")
 	wantExit(t, r, ExitUnsupported, "Jobs shrink by parallelism")
@@ -177,11 +180,16 @@ func TestExitUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"deploy/web", "--replicas=-1"}, "must not be negative"},
-		{[]string{"deploy/web", "--replicas=abc"}, `must be a whole number, got "abc"`},
-		{[]string{"deploy/web", "--replicas=3000000000"}, "whole number"},
+		{[]string{"deploy/web", "--replicas=abc"}, `invalid argument "abc" for "--replicas"`},
+		{[]string{"deploy/web", "--replicas=2147483648"}, "out of range"},
+		{[]string{"deploy/web", "--replicas", "1.5"}, "invalid syntax"},
 		{[]string{"deploy/web"}, "--replicas is required"},
 		{[]string{"--replicas=1"}, "name one object"},
-		{[]string{"deploy/", "--replicas=1"}, "missing object name"},
+		{[]string{"deploy/", "--replicas=1"}, "missing the object name"},
+		{[]string{"deploy/web/x", "--replicas=1"}, `"deploy/web/x" is not TYPE/NAME`},
+		{[]string{"deploy/web", "deploy/api", "--replicas=1"}, "one object at a time"},
+		{[]string{"deploy", "web,api", "--replicas=1"}, "one object at a time"},
+		{[]string{"web", "--replicas=1"}, `"web" has no name`},
 		{[]string{"deploy/web", "--replicas=1", "-o", "xml"}, `--output "xml" is not supported`},
 		{[]string{"deploy/web", "--replicas=1", "--now", "yesterday"}, "--now"},
 		{[]string{"deploy/web", "--replicas=1", "--kube-version", "1.20"}, "not supported"},
@@ -189,7 +197,9 @@ func TestExitUsage(t *testing.T) {
 		{[]string{"deploy/web", "--replicas=1", "--feature-gates", "PodDeletionCost"}, "--feature-gates"},
 		{[]string{"deploy/web", "--replicas=1", "--kube-version", "1.37", "--feature-gates", "LogarithmicScaleDown=false"}, "does not exist"},
 		{[]string{"deploy/web", "--replicas=1", "--no-such-flag"}, "unknown flag"},
-		{[]string{"deploy", "web", "extra", "--replicas=1"}, "accepts at most 2"},
+		{[]string{"deploy", "web", "extra", "--replicas=1"}, "one object at a time"},
+		{[]string{"deploy/web", "--replicas=1", "-f", "-", "-f", "-"}, "only once"},
+		{[]string{"--version", "-o", "name"}, "--version prints text"},
 	} {
 		r := cliRun(t, nil, nil, tc.args...)
 		wantExit(t, r, ExitUsage, tc.want)
@@ -243,6 +253,7 @@ func TestExitBadFile(t *testing.T) {
 		{"testdata/malformed.yaml", "cannot use testdata/malformed.yaml"},
 		{"testdata/empty.yaml", "it is empty"},
 		{"testdata/does-not-exist.yaml", "no such file"},
+		{"testdata/no-such-dir/", "no such file"},
 		{"testdata", "cannot use testdata"},
 	} {
 		r := cliRun(t, nil, nil, "-f", tc.file, "deploy/web", "--replicas=1")
@@ -258,7 +269,7 @@ func TestScaleUpIsNotAnError(t *testing.T) {
 	if !strings.Contains(r.stdout, "Result:     scale-up (6 -> 10): no pod would be deleted") {
 		t.Errorf("stdout:\n%s", r.stdout)
 	}
-	if strings.Contains(r.stdout, "DELETE") || strings.Contains(r.stdout, "---- cut") {
+	if strings.Contains(r.stdout, "DELETE 100%") || strings.Contains(r.stdout, "---- cut") {
 		t.Errorf("scale-up shows deletions:\n%s", r.stdout)
 	}
 	r = cliRun(t, nil, nil, "-f", "../../examples/web.yaml", "deploy/web", "--replicas=6", "-n", "shop", "--now", liveNowFlag, "-o", "json")
@@ -287,7 +298,7 @@ func TestFailIfUncertain(t *testing.T) {
 	// A full tie straddles the cut: printed, then exit 8.
 	r := cliRun(t, nil, nil, "-f", "testdata/tie.yaml", "rs/pair", "--replicas=1", "--now", liveNowFlag, "--fail-if-uncertain")
 	wantExit(t, r, ExitUncertain, "--fail-if-uncertain")
-	for _, want := range []string{"DELETE? 50%", "keep? 50%", "Open choice [0]: 1 of pair-x, pair-y go (exact)", "---- cut: the 1 pod(s) above"} {
+	for _, want := range []string{"tie 50%", "Open choice [0]: 1 of pair-x, pair-y go (exact)", "---- cut: 1 deleted; chance decides"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}

@@ -47,6 +47,10 @@ func classify(err error) (int, string) {
 	if errors.As(err, &ee) {
 		return ee.code, oneLine(ee.err.Error())
 	}
+	var ut *unknownTypeError
+	if errors.As(err, &ut) {
+		return ExitUnsupported, oneLine(ut.Error())
+	}
 	var fe *source.FileError
 	if errors.As(err, &fe) {
 		return ExitBadFile, oneLine(fe.Error())

@@ -1,6 +1,3 @@
-// Package prediction is the plugin's output: one document per run, printed
-// as a table or as JSON/YAML. The JSON field names are a stable contract,
-// documented in the README.
 package prediction
 
 import "time"
@@ -22,8 +19,10 @@ const (
 
 // Prediction is everything the plugin predicts for one scale-in.
 type Prediction struct {
-	APIVersion      string    `json:"apiVersion"`
-	Kind            string    `json:"kind"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// SchemaVersion is the field set's version (see SchemaVersion).
+	SchemaVersion   int       `json:"schemaVersion"`
 	Target          Target    `json:"target"`
 	CurrentReplicas int32     `json:"currentReplicas"`
 	DesiredReplicas int32     `json:"desiredReplicas"`
@@ -43,25 +42,25 @@ type Prediction struct {
 	// Certain is true when every pod's fate is determined.
 	Certain    bool             `json:"certain"`
 	Pods       []Pod            `json:"pods"`
-	Contenders []ContenderGroup `json:"contenders,omitempty"`
+	Contenders []ContenderGroup `json:"contenders"`
 	// ReplicaSets shows a Deployment's split: sizes before, after the
 	// scale step and after the rollout continues.
-	ReplicaSets []ReplicaSetStep `json:"replicaSets,omitempty"`
+	ReplicaSets []ReplicaSetStep `json:"replicaSets"`
 	// Creates counts pods the controllers would create (never victims).
 	Creates     int              `json:"creates,omitempty"`
 	StatefulSet *StatefulSetInfo `json:"statefulSet,omitempty"`
 	// Impact is pods per node (and zone) before and after.
 	Impact *Impact `json:"impact,omitempty"`
 	// Conflicts are what will fight or be hurt by the change.
-	Conflicts []Conflict `json:"conflicts,omitempty"`
+	Conflicts []Conflict `json:"conflicts"`
 	Steering  *Steering  `json:"steering,omitempty"`
-	Warnings  []string   `json:"warnings,omitempty"`
+	Warnings  []string   `json:"warnings"`
 }
 
 // Impact is where the replicas are before and after the scale-in.
 type Impact struct {
 	Nodes []Placement `json:"nodes"`
-	Zones []Placement `json:"zones,omitempty"`
+	Zones []Placement `json:"zones"`
 	// ZonesKnown is false when Node objects could not be read.
 	ZonesKnown bool `json:"zonesKnown"`
 }
@@ -117,7 +116,7 @@ type RulesInfo struct {
 	VersionSource string          `json:"versionSource"`
 	VersionDetail string          `json:"versionDetail,omitempty"`
 	FeatureGates  map[string]bool `json:"featureGates"`
-	Overridden    []string        `json:"overriddenGates,omitempty"`
+	Overridden    []string        `json:"overriddenGates"`
 }
 
 // Pod is one pod's predicted fate and the facts the rules read.
@@ -199,9 +198,9 @@ type StatefulSetInfo struct {
 	Stalled             bool     `json:"stalled"`
 	StallPod            string   `json:"stallPod,omitempty"`
 	StallReason         string   `json:"stallReason,omitempty"`
-	DeletedBeforeStall  []string `json:"deletedBeforeStall,omitempty"`
+	DeletedBeforeStall  []string `json:"deletedBeforeStall"`
 	ClaimPolicy         string   `json:"claimPolicyWhenScaled"`
-	Claims              []Claim  `json:"claims,omitempty"`
+	Claims              []Claim  `json:"claims"`
 }
 
 // Claim is a PersistentVolumeClaim of a condemned StatefulSet pod.

@@ -2,12 +2,9 @@ package printer
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 )
@@ -25,10 +22,12 @@ func openPrediction() *prediction.Prediction {
 	g := 0
 	a := pod("a", prediction.FateDelete, 1, true, 1)
 	a.DecidedBy = &prediction.Decision{Rule: "R3", Name: "readiness", Against: "b", This: "not ready", Other: "ready"}
+	a.VsBoundary = &prediction.Decision{Rule: "R3", Name: "readiness", Against: "c", This: "not ready", Other: "ready"}
 	a.Ready = false
 	b := pod("b", prediction.FateDelete, 2, false, 0.5)
 	b.ContenderGroup = &g
 	b.DecidedBy = &prediction.Decision{Rule: "TIE", Name: "tie", Against: "c"}
+	b.VsBoundary = b.DecidedBy
 	c := pod("c", prediction.FateKeep, 3, false, 0.5)
 	c.ContenderGroup = &g
 	d := pod("d", prediction.FateTerminating, 0, true, 0)
@@ -49,7 +48,7 @@ func openPrediction() *prediction.Prediction {
 func table(t *testing.T, p *prediction.Prediction, wide bool) []string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := Table(&buf, p, wide); err != nil {
+	if err := Table(&buf, p, TableOptions{Wide: wide}); err != nil {
 		t.Fatal(err)
 	}
 	return strings.Split(buf.String(), "\n")
@@ -76,26 +75,28 @@ func TestTableCutLineAfterLastVictimAndOpenFates(t *testing.T) {
 	if cut != rowB+1 || rowC != cut+1 {
 		t.Errorf("cut line at %d, want right after the last victim (row %d) and before the first survivor (row %d):\n%s", cut, rowB, rowC, out)
 	}
-	if lines[cut] != "---- cut: the 2 pod(s) above are deleted, the rest stay ----" {
+	if lines[cut] != "---- cut: 2 deleted; chance decides the rows between 0% and 100% ----" {
 		t.Errorf("cut line %q", lines[cut])
 	}
 	if strings.Count(out, "---- cut:") != 1 {
 		t.Errorf("more than one cut line:\n%s", out)
 	}
-	if !strings.Contains(lines[rowB], "DELETE? 50%") {
-		t.Errorf("open victim row %q, want DELETE? 50%%", lines[rowB])
+	// An exact tie is called a tie, never a likelier outcome.
+	if !strings.Contains(lines[rowB], "tie 50%") {
+		t.Errorf("open victim row %q, want tie 50%%", lines[rowB])
 	}
-	if !strings.Contains(lines[rowB], "[open choice 0]") || !strings.Contains(lines[rowB], "TIE with c") {
+	if !strings.Contains(lines[rowB], "[open choice 0]") || !strings.Contains(lines[rowB], "tie with c") {
 		t.Errorf("open victim row %q, want the tie and its open choice", lines[rowB])
 	}
-	if !strings.Contains(lines[rowC], "keep? 50%") {
-		t.Errorf("open survivor row %q, want keep? 50%%", lines[rowC])
+	if !strings.Contains(lines[rowC], "tie 50%") {
+		t.Errorf("open survivor row %q, want tie 50%%", lines[rowC])
 	}
 	rowA := lineIndex(lines, "1  a ")
-	if rowA < 0 || !strings.Contains(lines[rowA], "DELETE ") || strings.Contains(lines[rowA], "DELETE?") {
+	if rowA < 0 || !strings.Contains(lines[rowA], "DELETE 100%") {
 		t.Errorf("certain victim row %q", lines[max(rowA, 0)])
 	}
-	if !strings.Contains(lines[rowA], "R3 readiness: not ready vs ready (b)") {
+	// WHY: against the first pod kept (c), not the next pod (b).
+	if !strings.Contains(lines[rowA], "R3 not ready vs ready (c)") {
 		t.Errorf("decided-by of a: %q", lines[rowA])
 	}
 	rowD := lineIndex(lines, "-  d ")
@@ -104,9 +105,11 @@ func TestTableCutLineAfterLastVictimAndOpenFates(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Target:     ReplicaSet shop/web, 3 -> 1 replicas",
-		"Rules:      Kubernetes 1.37 (flag); gates PodDeletionCost=true",
+		"Rules:      Kubernetes 1.37 (flag)",
+		"Gates:      PodDeletionCost=true",
 		"Reference:  2025-01-01T12:00:00Z (no age-based rule can change this outcome)",
-		"Result:     2 pod(s) would be deleted: a, b (most likely outcome; some fates are left to chance)",
+		"Result:     2 pod(s) deleted: 1 for certain, 1 by a tie among b, c (see Open choice)",
+		"FATE: ", "WHY: ",
 		"Open choice [0]: 1 of b, c go (exact). Why: full tie.",
 		"Warnings:\n  - something to know",
 	} {
@@ -157,7 +160,7 @@ func TestTableDeploymentSplitStepsAndCreates(t *testing.T) {
 	lines := table(t, p, true)
 	out := strings.Join(lines, "\n")
 	for _, want := range []string{
-		"Split:      web-old 2 -> 1 -> 0; web-new (new) 1 -> 0 -> 1   (before -> after the scale -> after the rollout continues)",
+		"Split:      before -> after the scale -> after the rollout continues\n            web-old 2 -> 1 -> 0\n            web-new (new) 1 -> 0 -> 1",
 		"The controllers would also create 1 pod(s) (Pending, never victims).",
 		"UID", "STEP", "BUCKETS r/c",
 	} {
@@ -166,11 +169,11 @@ func TestTableDeploymentSplitStepsAndCreates(t *testing.T) {
 		}
 	}
 	row := lines[lineIndex(lines, "2  old-2 ")]
-	if !strings.Contains(row, "DELETE (rollout)") || !strings.Contains(row, "rollout web-old") {
+	if !strings.Contains(row, "DELETE 100%") || !strings.Contains(row, "rollout web-old") {
 		t.Errorf("rollout victim row %q", row)
 	}
 	row = lines[lineIndex(lines, "1  old-1 ")]
-	if strings.Contains(row, "(rollout)") || !strings.Contains(row, "scale web-old") {
+	if strings.Contains(row, "rollout") || !strings.Contains(row, "scale web-old") {
 		t.Errorf("scale victim row %q", row)
 	}
 	if cut := lineIndex(lines, "---- cut:"); cut != lineIndex(lines, "2  old-2 ")+1 {
@@ -178,37 +181,52 @@ func TestTableDeploymentSplitStepsAndCreates(t *testing.T) {
 	}
 }
 
-func TestPrintFormats(t *testing.T) {
-	p := openPrediction()
+func TestNames(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Print(&buf, p, "json"); err != nil {
+	if err := Names(&buf, openPrediction()); err != nil {
 		t.Fatal(err)
 	}
-	var back prediction.Prediction
-	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
-		t.Fatalf("json: %v\n%s", err, buf.String())
+	if buf.String() != "pod/a\npod/b\n" {
+		t.Errorf("-o name printed %q", buf.String())
 	}
-	if back.Victims[1] != "b" || back.Pods[1].DeleteProbability != 0.5 || back.Pods[1].Certain {
-		t.Errorf("json round trip lost data: %+v", back.Pods[1])
-	}
-	buf.Reset()
-	if err := Print(&buf, p, "yaml"); err != nil {
-		t.Fatal(err)
-	}
-	var y map[string]any
-	if err := yaml.Unmarshal(buf.Bytes(), &y); err != nil {
-		t.Fatal(err)
-	}
-	if y["apiVersion"] != prediction.APIVersion || y["kind"] != prediction.Kind {
-		t.Errorf("yaml header %v/%v", y["apiVersion"], y["kind"])
-	}
-	for _, f := range []string{"", "table", "wide"} {
-		buf.Reset()
-		if err := Print(&buf, p, f); err != nil || !strings.HasPrefix(buf.String(), "Target:") {
-			t.Errorf("format %q: err %v, output %q", f, err, buf.String())
+}
+
+// Every row shows the chance of deletion the same way; a chance strictly
+// between 0 and 1 never prints as 0% or 100%.
+func TestFateCell(t *testing.T) {
+	p := &prediction.Prediction{}
+	for _, tc := range []struct {
+		fate string
+		prob float64
+		want string
+	}{
+		{prediction.FateDelete, 1, "DELETE 100%"}, {prediction.FateKeep, 0, "keep 0%"},
+		{prediction.FateDelete, 2.0 / 3, "DELETE 67%"}, {prediction.FateKeep, 1.0 / 3, "keep 33%"},
+		{prediction.FateDelete, 0.9999, "DELETE >99%"}, {prediction.FateKeep, 0.0001, "keep <1%"},
+		{prediction.FateTerminating, 0, "terminating"},
+	} {
+		if got := fateCell(p, prediction.Pod{Fate: tc.fate, DeleteProbability: tc.prob}); got != tc.want {
+			t.Errorf("%s %v: %q, want %q", tc.fate, tc.prob, got, tc.want)
 		}
 	}
-	if err := Print(&buf, p, "xml"); err == nil {
-		t.Error("xml accepted")
+}
+
+// The compact layout fits 80 columns: short labels in the rows, the words
+// in a numbered legend.
+func TestCompactLayout(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Table(&buf, openPrediction(), TableOptions{Width: 80}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"#  POD  NODE  STATUS    FATE", "R3 readiness [1]", "[1] a: R3 not ready vs ready (c)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	for i, l := range strings.Split(out, "\n") {
+		if len(l) > 80 {
+			t.Errorf("line %d is %d columns: %q", i, len(l), l)
+		}
 	}
 }

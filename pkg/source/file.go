@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,6 +30,31 @@ func (e *FileError) Unwrap() error { return e.Err }
 // YAML, or single objects. Objects of other kinds are skipped.
 // defaultNamespace fills in objects that carry no namespace.
 func ReadFile(name string, stdin io.Reader, defaultNamespace string) (*snapshot.Snapshot, error) {
+	return ReadFiles([]string{name}, stdin, defaultNamespace)
+}
+
+// ReadFiles loads one snapshot from several files, as repeated -f flags or
+// a directory give them. Each file must be readable and well formed; the
+// set as a whole must hold at least one workload or pod.
+func ReadFiles(names []string, stdin io.Reader, defaultNamespace string) (*snapshot.Snapshot, error) {
+	s := &snapshot.Snapshot{ClaimsKnown: true}
+	seen := map[string]string{} // kind/namespace/name -> the file it came from
+	for _, name := range names {
+		if err := readInto(s, seen, name, stdin, defaultNamespace); err != nil {
+			return nil, err
+		}
+	}
+	if len(s.Pods)+len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.ReplicationControllers) == 0 {
+		display := strings.Join(names, ", ")
+		if display == "-" {
+			display = "standard input"
+		}
+		return nil, &FileError{Name: display, Err: fmt.Errorf("it holds no Deployment, ReplicaSet, ReplicationController, StatefulSet or Pod")}
+	}
+	return s, nil
+}
+
+func readInto(s *snapshot.Snapshot, seen map[string]string, name string, stdin io.Reader, defaultNamespace string) error {
 	var data []byte
 	var err error
 	display := name
@@ -39,10 +65,10 @@ func ReadFile(name string, stdin io.Reader, defaultNamespace string) (*snapshot.
 		data, err = os.ReadFile(name)
 	}
 	if err != nil {
-		return nil, &FileError{Name: display, Err: err}
+		return &FileError{Name: display, Err: err}
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, &FileError{Name: display, Err: fmt.Errorf("it is empty")}
+		return &FileError{Name: display, Err: fmt.Errorf("it is empty")}
 	}
 	infos, err := resource.NewLocalBuilder().
 		Unstructured().
@@ -50,9 +76,8 @@ func ReadFile(name string, stdin io.Reader, defaultNamespace string) (*snapshot.
 		Flatten().
 		Do().Infos()
 	if err != nil {
-		return nil, &FileError{Name: display, Err: err}
+		return &FileError{Name: display, Err: err}
 	}
-	s := &snapshot.Snapshot{ClaimsKnown: true}
 	for _, info := range infos {
 		u, ok := info.Object.(*unstructured.Unstructured)
 		if !ok {
@@ -61,14 +86,18 @@ func ReadFile(name string, stdin io.Reader, defaultNamespace string) (*snapshot.
 		if u.GetNamespace() == "" {
 			u.SetNamespace(defaultNamespace)
 		}
+		// The same object twice (a file given twice, two snapshots in one
+		// directory) would count its pods twice.
+		key := u.GroupVersionKind().GroupKind().String() + " " + u.GetNamespace() + "/" + u.GetName()
+		if first, dup := seen[key]; dup {
+			return &FileError{Name: display, Err: fmt.Errorf("%s is also in %s: give each object once", key, first)}
+		}
+		seen[key] = display
 		if err := add(s, u); err != nil {
-			return nil, &FileError{Name: display, Err: fmt.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)}
+			return &FileError{Name: display, Err: fmt.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)}
 		}
 	}
-	if len(s.Pods)+len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.ReplicationControllers) == 0 {
-		return nil, &FileError{Name: display, Err: fmt.Errorf("it holds no Deployment, ReplicaSet, ReplicationController, StatefulSet or Pod")}
-	}
-	return s, nil
+	return nil
 }
 
 func add(s *snapshot.Snapshot, u *unstructured.Unstructured) error {

@@ -1,0 +1,96 @@
+package cmd
+
+import (
+	"context"
+
+	"github.com/scale-preview/scale-preview/pkg/prediction"
+	"github.com/scale-preview/scale-preview/pkg/printer"
+	"github.com/scale-preview/scale-preview/pkg/rules"
+	"github.com/scale-preview/scale-preview/pkg/runbook"
+	"github.com/scale-preview/scale-preview/pkg/snapshot"
+	"github.com/scale-preview/scale-preview/pkg/source"
+	"github.com/scale-preview/scale-preview/pkg/workload"
+)
+
+// Run reads the snapshot, predicts and prints.
+func (o *Options) Run(ctx context.Context) error {
+	snap, info, err := o.load(ctx)
+	if err != nil {
+		return err
+	}
+	rs, err := rules.For(o.minor, o.gates)
+	if err != nil {
+		return withCode(ExitUsage, "%v", err)
+	}
+	wo := workload.Options{Rules: rs, Now: o.now, Seed: 1}
+	pred, err := workload.Predict(snap, o.ref, o.Replicas, wo)
+	if err != nil {
+		return err
+	}
+	runbook.Analyze(snap, o.ref, pred)
+	if req := (runbook.Request{Spare: o.Spare, Target: o.Target, TargetNode: o.TargetNode}); !req.Empty() {
+		if pred.Steering, err = runbook.Steer(snap, o.ref, o.Replicas, wo, pred, req); err != nil {
+			return withCode(ExitUsage, "%v", err) // a *runbook.RequestError
+		}
+	}
+	pred.Rules.VersionSource, pred.Rules.VersionDetail = info.VersionSource, info.VersionDetail
+	pred.Warnings = append(pred.Warnings, snap.Notes...)
+	if err := o.print(pred); err != nil {
+		return err
+	}
+	if o.FailIfUncertain && !pred.Certain {
+		return errUncertain
+	}
+	return nil
+}
+
+func (o *Options) print(pred *prediction.Prediction) error {
+	pred.Normalize()
+	if o.printer != nil {
+		return o.printer.PrintObj(pred, o.Out)
+	}
+	switch *o.PrintFlags.OutputFormat {
+	case "name":
+		return printer.Names(o.Out, pred)
+	case "wide":
+		return printer.Table(o.Out, pred, printer.TableOptions{Wide: true, Width: o.width(o.Out)})
+	}
+	return printer.Table(o.Out, pred, printer.TableOptions{Width: o.width(o.Out)})
+}
+
+// load reads the files, or the cluster, and says where the rules' version
+// comes from.
+func (o *Options) load(ctx context.Context) (*snapshot.Snapshot, prediction.RulesInfo, error) {
+	flagInfo := prediction.RulesInfo{VersionSource: "flag", VersionDetail: "--kube-version " + o.KubeVersion}
+	if o.offline() {
+		snap, err := source.ReadFiles(o.files, o.In, o.ref.Namespace)
+		if err != nil {
+			return nil, flagInfo, err
+		}
+		if o.minor != 0 {
+			return snap, flagInfo, nil
+		}
+		o.minor = rules.Newest
+		return snap, prediction.RulesInfo{VersionSource: "default", VersionDetail: "offline: the newest supported version; choose with --kube-version"}, nil
+	}
+	if err := o.connect(); err != nil {
+		return nil, flagInfo, err
+	}
+	info := flagInfo
+	if o.minor == 0 {
+		kv, err := source.DetectVersion(ctx, o.client)
+		if err != nil {
+			return nil, info, err
+		}
+		if o.minor, err = rules.ParseMinor(kv.Version); err != nil {
+			return nil, info, err
+		}
+		info = prediction.RulesInfo{VersionSource: kv.Source, VersionDetail: kv.Detail}
+		if o.minor < rules.Oldest || o.minor > rules.Newest {
+			return nil, info, withCode(ExitUsage, "the cluster runs Kubernetes %s, outside the supported 1.%d-1.%d; choose the rules explicitly with --kube-version", kv.Version, rules.Oldest, rules.Newest)
+		}
+	}
+	live := &source.Live{Client: o.client}
+	snap, err := live.Load(ctx, o.ref)
+	return snap, info, err
+}
