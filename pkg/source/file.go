@@ -29,12 +29,36 @@ func (e *FileError) Unwrap() error { return e.Err }
 // YAML, or single objects. Objects of other kinds are skipped.
 // defaultNamespace fills in objects that carry no namespace.
 func ReadFile(name string, stdin io.Reader, defaultNamespace string) (*snapshot.Snapshot, error) {
-	var data []byte
+	// The streaming reader handles files as kubectl prints them in one pass
+	// and little memory; anything else (and every error) is left to the
+	// general reader below, so results and messages are the same either way.
+	var data []byte // standard input, kept for the general reader
+	var r io.Reader
+	if name == "-" {
+		var err error
+		if data, err = io.ReadAll(stdin); err != nil {
+			return nil, &FileError{Name: "standard input", Err: err}
+		}
+		r = bytes.NewReader(data)
+	} else if f, err := os.Open(name); err == nil {
+		defer f.Close()
+		r = f
+	}
+	if r != nil {
+		if s, err := streamRead(r, defaultNamespace); err == nil && usable(s) {
+			return s, nil
+		}
+	}
+	return readWhole(name, data, defaultNamespace)
+}
+
+// readWhole is the general reader: the whole input through kubectl's
+// resource builder into unstructured objects, then typed ones.
+func readWhole(name string, data []byte, defaultNamespace string) (*snapshot.Snapshot, error) {
 	var err error
 	display := name
 	if name == "-" {
 		display = "standard input"
-		data, err = io.ReadAll(stdin)
 	} else {
 		data, err = os.ReadFile(name)
 	}
@@ -64,11 +88,18 @@ func ReadFile(name string, stdin io.Reader, defaultNamespace string) (*snapshot.
 		if err := add(s, u); err != nil {
 			return nil, &FileError{Name: display, Err: fmt.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)}
 		}
+		if u.GroupVersionKind().GroupKind().String() == "Pod" {
+			trimPod(s.Pods[len(s.Pods)-1])
+		}
 	}
-	if len(s.Pods)+len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.ReplicationControllers) == 0 {
+	if !usable(s) {
 		return nil, &FileError{Name: display, Err: fmt.Errorf("it holds no Deployment, ReplicaSet, ReplicationController, StatefulSet or Pod")}
 	}
 	return s, nil
+}
+
+func usable(s *snapshot.Snapshot) bool {
+	return len(s.Pods)+len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.ReplicationControllers) > 0
 }
 
 func add(s *snapshot.Snapshot, u *unstructured.Unstructured) error {
