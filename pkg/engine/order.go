@@ -100,6 +100,12 @@ func Predict(in Input) Result {
 	}
 	remaining := min(in.Delete, len(active))
 	earlierOpen := false
+	// Later rounds take the survivors in name order, the order the first
+	// round's analysis starts from, filtered instead of sorted again.
+	byName := slices.Clone(active)
+	slices.SortFunc(byName, func(a, b *Pod) int { return cmp.Compare(a.Name, b.Name) })
+	// shown is the survivors in the order the last round placed them.
+	shown := slices.Clone(active)
 	for round := 1; remaining > 0; round++ {
 		d := min(remaining, burst)
 		for _, p := range active {
@@ -113,12 +119,14 @@ func Predict(in Input) Result {
 			// getPodsToDelete: no need to sort when every pod goes.
 			res.Unsorted = round == 1
 			placed = make([]Placed, len(active))
-			for i, p := range active {
+			for i, p := range shown {
 				placed[i] = Placed{Pod: p, Delete: true, Certain: true, Probability: 1, Group: -1}
 			}
 		} else {
 			var groups []Contenders
-			placed, groups = analyze(active, d, in, round, len(res.Contenders))
+			// Only this round's victims are shown, and the survivors of
+			// the last round: only they need explanations.
+			placed, groups = analyze(active, d, in, round, len(res.Contenders), d == remaining)
 			res.Contenders = append(res.Contenders, groups...)
 		}
 		for i := range placed {
@@ -134,16 +142,19 @@ func Predict(in Input) Result {
 				res.Certain = false
 			}
 		}
-		var next []*Pod
-		for i := range placed {
-			if i < d {
-				if in.Related != nil {
-					related[placed[i].Pod.Node]--
-				}
-				res.Order = append(res.Order, placed[i])
-			} else {
-				next = append(next, placed[i].Pod)
+		gone := make(map[*Pod]bool, d)
+		for i := range placed[:d] {
+			if in.Related != nil {
+				related[placed[i].Pod.Node]--
 			}
+			res.Order = append(res.Order, placed[i])
+			gone[placed[i].Pod] = true
+		}
+		byName = slices.DeleteFunc(byName, func(p *Pod) bool { return gone[p] })
+		next := byName
+		shown = shown[:0]
+		for i := range placed[d:] {
+			shown = append(shown, placed[d+i].Pod)
 		}
 		for _, g := range res.Contenders {
 			if g.Round == round {
@@ -174,7 +185,7 @@ func Predict(in Input) Result {
 // on rules 1-5, on the log2 ready bucket, or on restarts and creation
 // bucket), so only the class the cut falls in can be open; only that class
 // gets the careful treatment.
-func analyze(active []*Pod, d int, in Input, round, groupBase int) ([]Placed, []Contenders) {
+func analyze(active []*Pod, d int, in Input, round, groupBase int, explainAll bool) ([]Placed, []Contenders) {
 	c := &Comparator{Rules: in.Rules, Now: in.Now}
 	n := len(active)
 	keys := make([]key, n)
@@ -210,25 +221,24 @@ func analyze(active []*Pod, d int, in Input, round, groupBase int) ([]Placed, []
 		}
 		groups = settleClass(c, active, keys, idx, lo, hi, d, in, round, groupBase, placed)
 	}
-	keyOf := make(map[*Pod]*key, n)
-	for i, p := range active {
-		keyOf[p] = &keys[i]
+	explain := d
+	if explainAll {
+		explain = n
 	}
-	cmpPods := func(a, b *Pod) Decision { return c.compareKeys(a, b, keyOf[a], keyOf[b]) }
-	for i := range placed {
-		if in.FatesOnly {
-			break
-		}
+	if in.FatesOnly {
+		explain = 0
+	}
+	for i := range placed[:explain] {
 		if i+1 < n {
-			dec := cmpPods(placed[i].Pod, placed[i+1].Pod)
+			dec := c.Compare(placed[i].Pod, placed[i+1].Pod)
 			placed[i].Next, placed[i].NextPod = &dec, placed[i+1].Pod
 		}
 		var dec Decision
 		if i < d {
-			dec = cmpPods(placed[i].Pod, placed[d].Pod)
+			dec = c.Compare(placed[i].Pod, placed[d].Pod)
 			placed[i].BoundaryPod = placed[d].Pod
 		} else {
-			dec = cmpPods(placed[d-1].Pod, placed[i].Pod)
+			dec = c.Compare(placed[d-1].Pod, placed[i].Pod)
 			placed[i].BoundaryPod = placed[d-1].Pod
 		}
 		placed[i].Boundary = &dec
@@ -423,6 +433,9 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 		for i := range universe {
 			universe[i] = i
 		}
+		// Shuffles start from name order, so that estimates do not depend
+		// on the order pods were listed in.
+		slices.SortStableFunc(universe, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
 		cut = d
 	}
 	trials := in.Trials
