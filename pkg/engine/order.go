@@ -65,9 +65,13 @@ type Contenders struct {
 	Reason string
 	// Exact: the probabilities follow from symmetry (a full tie); otherwise
 	// they are estimated by running Go's sort.Sort over random input orders.
-	Exact  bool
-	Round  int
-	Trials int
+	Exact bool
+	// Enumerated: the probabilities are exact, counted over every input
+	// order of a universe small enough for sort.Sort to use insertion sort
+	// alone (12 pods); Trials is then 0.
+	Enumerated bool
+	Round      int
+	Trials     int
 }
 
 // Result is the predicted order of one scale-in.
@@ -445,9 +449,15 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 	if in.FatesOnly {
 		trials = 0
 	}
+	if !in.FatesOnly {
+		if counts, total, ok := enumerate(c, keys, universe, cut); ok {
+			return enumerated(active, members, universe, counts, total, from, d, round, groupBase, placed, rule, reason)
+		}
+	}
 	rng := rand.New(rand.NewPCG(in.Seed, uint64(round)))
-	hits := make(map[int]int, len(members))
-	inGroup := make(map[int]bool, len(members))
+	// Counted per key index in a slice: maps cost more than the sorts.
+	hits := make([]int, len(keys))
+	inGroup := make([]bool, len(keys))
 	for _, k := range members {
 		inGroup[k] = true
 	}
@@ -478,6 +488,32 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 		if trials > 0 {
 			pl.Probability = float64(hits[k]) / float64(trials)
 		}
+		pl.Certain = false
+		pl.Delete = from+i < d
+		g.Pods = append(g.Pods, active[k].Name)
+	}
+	return []Contenders{g}
+}
+
+// enumerated places an intransitive group whose every input order was
+// followed (see enumerate): exact probabilities, no sampling.
+func enumerated(active []*Pod, members, universe []int, counts []int64, total int64, from, d, round, groupBase int, placed []Placed, rule Rule, reason string) []Contenders {
+	count := make(map[int]int64, len(members))
+	for i, k := range universe {
+		count[k] = counts[i]
+	}
+	// Most likely first; the name keeps equal chances reproducible.
+	slices.SortStableFunc(members, func(a, b int) int {
+		if r := cmp.Compare(count[b], count[a]); r != 0 {
+			return r
+		}
+		return cmp.Compare(active[a].Name, active[b].Name)
+	})
+	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Enumerated: true}
+	for i, k := range members {
+		pl := &placed[from+i]
+		pl.Pod, pl.Group = active[k], groupBase
+		pl.Probability = float64(count[k]) / float64(total)
 		pl.Certain = false
 		pl.Delete = from+i < d
 		g.Pods = append(g.Pods, active[k].Name)
