@@ -129,8 +129,9 @@ func Predict(in Input) Result {
 		} else {
 			var groups []Contenders
 			// Only this round's victims are shown, and the survivors of
-			// the last round: only they need explanations.
-			placed, groups = analyze(active, d, in, round, len(res.Contenders), d == remaining)
+			// the last round, in this round's order also when the next
+			// round takes them all: only then is the whole round arranged.
+			placed, groups = analyze(active, d, in, round, len(res.Contenders), d == remaining || remaining == len(active))
 			res.Contenders = append(res.Contenders, groups...)
 		}
 		for i := range placed {
@@ -200,15 +201,13 @@ func analyze(active []*Pod, d int, in Input, round, groupBase int, explainAll bo
 	for i := range idx {
 		idx[i] = i
 	}
-	// A realistic order: the controller's sort.Sort with the real comparator,
-	// from a fixed input order. Classes come out in key order (tested).
+	// A realistic order: classes in order, each as the controller's
+	// sort.Sort leaves it from name order (see arrange).
 	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
-	sort.Sort(&sorter{c: c, keys: keys, idx: idx})
-	// A no-op when classes came out in key order, as they do; cheap insurance.
-	slices.SortStableFunc(idx, func(a, b int) int { return outerCmp(c, &keys[a], &keys[b]) })
-
-	placed := make([]Placed, n)
-	for i, k := range idx {
+	// Pods past the cut's class are certain survivors: when they are not
+	// shown they are not placed either.
+	placed := make([]Placed, arrange(c, keys, idx, d, explainAll))
+	for i, k := range idx[:len(placed)] {
 		placed[i] = Placed{Pod: active[k], Delete: i < d, Certain: true, Group: -1}
 		if i < d {
 			placed[i].Probability = 1
@@ -227,13 +226,13 @@ func analyze(active []*Pod, d int, in Input, round, groupBase int, explainAll bo
 	}
 	explain := d
 	if explainAll {
-		explain = n
+		explain = len(placed)
 	}
 	if in.FatesOnly {
 		explain = 0
 	}
 	for i := range placed[:explain] {
-		if i+1 < n {
+		if i+1 < len(placed) {
 			dec := c.Compare(placed[i].Pod, placed[i+1].Pod)
 			placed[i].Next, placed[i].NextPod = &dec, placed[i+1].Pod
 		}
@@ -430,15 +429,16 @@ func tieGroup(active []*Pod, members []int, from, m, round, groupBase int, place
 // group alone, which is documented as an approximation).
 func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d int, in Input, round, groupBase int, placed []Placed, rule Rule, reason string) []Contenders {
 	const fullLimit = 600
-	universe := members
+	// Shuffles start from name order, so that estimates do not depend on
+	// the order pods were listed in.
+	universe := slices.Clone(members)
+	slices.SortStableFunc(universe, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
 	cut := d - from
 	if len(active) <= fullLimit {
 		universe = make([]int, len(active))
 		for i := range universe {
 			universe[i] = i
 		}
-		// Shuffles start from name order, so that estimates do not depend
-		// on the order pods were listed in.
 		slices.SortStableFunc(universe, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
 		cut = d
 	}
