@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +41,9 @@ func streamRead(r io.Reader, defaultNamespace string) (*snapshot.Snapshot, error
 	} else {
 		err = st.yamlStream(br)
 	}
+	if err == nil {
+		err = st.flush()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +51,9 @@ func streamRead(r io.Reader, defaultNamespace string) (*snapshot.Snapshot, error
 }
 
 type streamer struct {
-	s  *snapshot.Snapshot
-	ns string
+	s     *snapshot.Snapshot
+	ns    string
+	batch []pending
 }
 
 // jsonStream reads a sequence of top-level JSON objects.
@@ -91,7 +98,7 @@ func (st *streamer) jsonObject(dec *json.Decoder) error {
 				if err := dec.Decode(&raw); err != nil {
 					return errSlowPath
 				}
-				if err := st.item(raw); err != nil {
+				if err := st.push(raw, false); err != nil {
 					return err
 				}
 			}
@@ -127,7 +134,7 @@ func (st *streamer) jsonObject(dec *json.Decoder) error {
 		}
 		return nil
 	}
-	return st.item(append(append([]byte{'{'}, fields.Bytes()...), '}'))
+	return st.push(append(append([]byte{'{'}, fields.Bytes()...), '}'), false)
 }
 
 // envelope is what is read of every object first, in the same pass as a
@@ -158,50 +165,106 @@ type presence bool
 
 func (p *presence) UnmarshalJSON([]byte) error { *p = true; return nil }
 
-// item adds one object given as JSON.
-func (st *streamer) item(raw []byte) error {
+// batchSize objects are decoded at a time, in parallel: decoding, and for
+// YAML the conversion to JSON, are most of the reader's work.
+const batchSize = 256
+
+// push queues one object, JSON or (fromYAML) one YAML item.
+func (st *streamer) push(raw []byte, fromYAML bool) error {
+	st.batch = append(st.batch, pending{raw: raw, yaml: fromYAML})
+	if len(st.batch) == batchSize {
+		return st.flush()
+	}
+	return nil
+}
+
+type pending struct {
+	raw  []byte
+	yaml bool
+}
+
+// decoded is one object: a trimmed pod, or any other kind unstructured.
+type decoded struct {
+	pod *corev1.Pod
+	u   *unstructured.Unstructured
+	err error
+}
+
+// flush decodes the queued objects on every CPU and adds them in order.
+func (st *streamer) flush() error {
+	out := make([]decoded, len(st.batch))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(st.batch)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(out); i = int(next.Add(1) - 1) {
+				out[i] = decodeObject(st.batch[i], st.ns)
+			}
+		})
+	}
+	wg.Wait()
+	st.batch = st.batch[:0]
+	for _, o := range out {
+		if o.err != nil {
+			return o.err
+		}
+		if o.pod != nil {
+			st.s.Pods = append(st.s.Pods, o.pod)
+		} else if err := add(st.s, o.u); err != nil {
+			return errSlowPath
+		}
+	}
+	return nil
+}
+
+// decodeObject decodes one object; it reads nothing shared.
+func decodeObject(in pending, ns string) decoded {
+	raw := in.raw
+	if in.yaml {
+		j, err := yaml.YAMLToJSON(raw)
+		if err != nil {
+			return decoded{err: errSlowPath}
+		}
+		raw = j
+	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
-		return errSlowPath
+		return decoded{err: errSlowPath}
 	}
 	var env envelope
 	podErr := kjson.UnmarshalCaseSensitivePreserveInts(raw, &env)
 	if env.Kind == nil || *env.Kind == "" || env.APIVersion == nil || *env.APIVersion == "" || env.Items {
 		// Kinds inferred from a List, nested Lists, missing kinds: the
 		// general reader knows these rules.
-		return errSlowPath
+		return decoded{err: errSlowPath}
 	}
 	gv, err := schema.ParseGroupVersion(*env.APIVersion)
 	if err == nil && gv.Group == "" && *env.Kind == "Pod" {
 		if podErr != nil {
-			return errSlowPath // the general reader words the error
+			return decoded{err: errSlowPath} // the general reader words the error
 		}
 		p := &corev1.Pod{Spec: env.Spec, Status: env.Status}
 		p.ObjectMeta = env.Metadata.ObjectMeta
 		p.APIVersion, p.Kind = *env.APIVersion, *env.Kind
 		if p.Namespace == "" {
-			p.Namespace = st.ns
+			p.Namespace = ns
 		}
 		trimPod(p)
-		st.s.Pods = append(st.s.Pods, p)
-		return nil
+		return decoded{pod: p}
 	}
 	// Few objects: the general reader's own conversion, for identical results.
 	obj, _, err := unstructured.UnstructuredJSONScheme.Decode(raw, nil, nil)
 	if err != nil {
-		return errSlowPath
+		return decoded{err: errSlowPath}
 	}
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
-		return errSlowPath
+		return decoded{err: errSlowPath}
 	}
 	if u.GetNamespace() == "" {
-		u.SetNamespace(st.ns)
+		u.SetNamespace(ns)
 	}
-	if err := add(st.s, u); err != nil {
-		return errSlowPath
-	}
-	return nil
+	return decoded{u: u}
 }
 
 // yamlStream reads YAML documents. A document that is a block mapping with
@@ -344,13 +407,10 @@ func (st *streamer) endItem(d *yamlDoc) error {
 	if d.item == nil {
 		return nil
 	}
-	j, err := yaml.YAMLToJSON(d.item)
+	item := d.item
 	d.item = nil
 	d.items++
-	if err != nil {
-		return errSlowPath
-	}
-	return st.item(j)
+	return st.push(item, true)
 }
 
 func (st *streamer) endDoc(d *yamlDoc) error {
