@@ -462,7 +462,13 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 		inGroup[k] = true
 	}
 	work := make([]int, len(universe))
-	s := &sorter{c: c, keys: keys, idx: work}
+	var s sort.Interface = &sorter{c: c, keys: keys, idx: work}
+	if trials > 0 && len(universe) <= maxTable {
+		// Every trial asks the same few comparisons again: answer them
+		// from a table. sort.Sort sees the same answers, so it makes the
+		// same moves.
+		s = newTableSorter(c, keys, universe, work)
+	}
 	for t := 0; t < trials; t++ {
 		copy(work, universe)
 		rng.Shuffle(len(work), func(i, j int) { work[i], work[j] = work[j], work[i] })
