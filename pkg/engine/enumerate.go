@@ -22,15 +22,22 @@ func enumerate(c *Comparator, keys []key, universe []int, cut int) (counts []int
 	if n > maxEnumerated || n == 0 {
 		return nil, 0, false
 	}
-	// States are arrangements of positions in universe, as strings.
-	layer := map[string]int64{"": 1}
+	var less [maxEnumerated][maxEnumerated]bool
+	for i, a := range universe {
+		for j, b := range universe {
+			less[i][j] = c.less(&keys[a], &keys[b])
+		}
+	}
+	// A state is an arrangement of positions in universe, four bits per
+	// element, the first in the lowest bits; its length is the step.
+	at := func(s uint64, i int) int { return int(s>>(4*i)) & 0xf }
+	layer := map[uint64]int64{0: 1}
 	for t := 0; t < n; t++ {
-		next := make(map[string]int64, len(layer)*2)
-		buf := make([]byte, t+1)
+		next := make(map[uint64]int64, len(layer)*2)
 		for s, w := range layer {
-			used := uint16(0)
-			for i := 0; i < len(s); i++ {
-				used |= 1 << s[i]
+			used := 0
+			for i := 0; i < t; i++ {
+				used |= 1 << at(s, i)
 			}
 			for x := 0; x < n; x++ {
 				if used&(1<<x) != 0 {
@@ -39,13 +46,12 @@ func enumerate(c *Comparator, keys []key, universe []int, cut int) (counts []int
 				// insertionSort: the new element moves left while it is
 				// Less than its left neighbour.
 				j := t
-				for j > 0 && c.less(&keys[universe[x]], &keys[universe[s[j-1]]]) {
+				for j > 0 && less[x][at(s, j-1)] {
 					j--
 				}
-				copy(buf, s[:j])
-				buf[j] = byte(x)
-				copy(buf[j+1:], s[j:])
-				next[string(buf)] += w
+				low := s & (1<<(4*j) - 1)
+				high := s &^ (1<<(4*j) - 1)
+				next[low|uint64(x)<<(4*j)|high<<4] += w
 			}
 		}
 		if len(next) > maxStates {
@@ -56,7 +62,7 @@ func enumerate(c *Comparator, keys []key, universe []int, cut int) (counts []int
 	counts = make([]int64, n)
 	for s, w := range layer {
 		for i := 0; i < cut && i < n; i++ {
-			counts[s[i]] += w
+			counts[at(s, i)] += w
 		}
 		total += w
 	}
