@@ -29,6 +29,15 @@ func intransitiveKeys(rng *rand.Rand, c *Comparator, n int) []key {
 	return keys
 }
 
+// firstN is 0..n-1.
+func firstN(n int) []int {
+	u := make([]int, n)
+	for i := range u {
+		u[i] = i
+	}
+	return u
+}
+
 // permute calls f with every permutation of a.
 func permute(a []int, k int, f func()) {
 	if k == len(a) {
@@ -54,10 +63,7 @@ func TestEnumerateMatchesEveryOrder(t *testing.T) {
 	for it := range iterations {
 		n := 2 + rng.IntN(6)
 		keys := intransitiveKeys(rng, c, n)
-		universe := make([]int, n)
-		for i := range universe {
-			universe[i] = i
-		}
+		universe := firstN(n)
 		cut := 1 + rng.IntN(n-1)
 		counts, total, ok := enumerate(c, keys, universe, cut)
 		if !ok {
@@ -97,10 +103,7 @@ func TestSmallGroupsExactInLargeRounds(t *testing.T) {
 	for it := 0; it < 200 && found < 10; it++ {
 		n := 3 + rng.IntN(6)
 		keys := intransitiveKeys(rng, c, n)
-		universe := make([]int, n)
-		for i := range universe {
-			universe[i] = i
-		}
+		universe := firstN(n)
 		cut := 1 + rng.IntN(n-1)
 		counts, total, ok := enumerate(c, keys, universe, cut)
 		if !ok {

@@ -35,6 +35,10 @@ type Input struct {
 	// intransitive groups are not estimated and no comparison is explained.
 	// StableUntil uses it to compare outcomes cheaply.
 	FatesOnly bool
+	// resortAll (tests only) arranges and explains every round whole and
+	// hands the survivors on in the order it placed them, as the first
+	// version did; Predict must give the same Result without it.
+	resortAll bool
 }
 
 // Placed is one candidate's predicted fate.
@@ -131,7 +135,7 @@ func Predict(in Input) Result {
 			// Only this round's victims are shown, and the survivors of
 			// the last round, in this round's order also when the next
 			// round takes them all: only then is the whole round arranged.
-			placed, groups = analyze(active, d, in, round, len(res.Contenders), d == remaining || remaining == len(active))
+			placed, groups = analyze(active, d, in, round, len(res.Contenders), d == remaining || remaining == len(active) || in.resortAll)
 			res.Contenders = append(res.Contenders, groups...)
 		}
 		for i := range placed {
@@ -157,6 +161,12 @@ func Predict(in Input) Result {
 		}
 		byName = slices.DeleteFunc(byName, func(p *Pod) bool { return gone[p] })
 		next := byName
+		if in.resortAll {
+			next = nil
+			for i := range placed[d:] {
+				next = append(next, placed[d+i].Pod)
+			}
+		}
 		shown = shown[:0]
 		for i := range placed[d:] {
 			shown = append(shown, placed[d+i].Pod)
@@ -479,26 +489,13 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 			}
 		}
 	}
-	// Most likely first; the name keeps equal estimates reproducible.
-	slices.SortStableFunc(members, func(a, b int) int {
-		if r := cmp.Compare(hits[b], hits[a]); r != 0 {
-			return r
-		}
-		return cmp.Compare(active[a].Name, active[b].Name)
-	})
 	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Trials: trials}
-	for i, k := range members {
-		pl := &placed[from+i]
-		pl.Pod, pl.Group = active[k], groupBase
-		pl.Probability = float64(d-from) / float64(len(members))
-		if trials > 0 {
-			pl.Probability = float64(hits[k]) / float64(trials)
+	return placeOpen(active, members, from, d, groupBase, placed, g, func(k int) float64 {
+		if trials == 0 {
+			return float64(d-from) / float64(len(members))
 		}
-		pl.Certain = false
-		pl.Delete = from+i < d
-		g.Pods = append(g.Pods, active[k].Name)
-	}
-	return []Contenders{g}
+		return float64(hits[k]) / float64(trials)
+	})
 }
 
 // enumerated places an intransitive group whose every input order was
@@ -508,18 +505,25 @@ func enumerated(active []*Pod, members, universe []int, counts []int64, total in
 	for i, k := range universe {
 		count[k] = counts[i]
 	}
-	// Most likely first; the name keeps equal chances reproducible.
+	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Enumerated: true}
+	return placeOpen(active, members, from, d, groupBase, placed, g, func(k int) float64 {
+		return float64(count[k]) / float64(total)
+	})
+}
+
+// placeOpen writes an open group into placed[from:], most likely to go
+// first (the name keeps equal chances reproducible).
+func placeOpen(active []*Pod, members []int, from, d, groupBase int, placed []Placed, g Contenders, prob func(k int) float64) []Contenders {
 	slices.SortStableFunc(members, func(a, b int) int {
-		if r := cmp.Compare(count[b], count[a]); r != 0 {
+		if r := cmp.Compare(prob(b), prob(a)); r != 0 {
 			return r
 		}
 		return cmp.Compare(active[a].Name, active[b].Name)
 	})
-	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Enumerated: true}
 	for i, k := range members {
 		pl := &placed[from+i]
 		pl.Pod, pl.Group = active[k], groupBase
-		pl.Probability = float64(count[k]) / float64(total)
+		pl.Probability = prob(k)
 		pl.Certain = false
 		pl.Delete = from+i < d
 		g.Pods = append(g.Pods, active[k].Name)

@@ -11,90 +11,11 @@ import (
 )
 
 // predictResorting is the round loop as first written: every round takes
-// the survivors in the order the previous round placed them, sorts them
-// from scratch and explains every pod. Predict must give the same Result.
+// the survivors in the order the previous round placed them, arranges them
+// all from scratch and explains every pod.
 func predictResorting(in Input) Result {
-	burst := in.Burst
-	if burst <= 0 {
-		burst = rules.BurstReplicas
-	}
-	pods := make([]Pod, len(in.Candidates))
-	copy(pods, in.Candidates)
-	related := map[string]int{}
-	for n, c := range in.Related {
-		related[n] = c
-	}
-	res := Result{Certain: true}
-	active := make([]*Pod, len(pods))
-	for i := range pods {
-		active[i] = &pods[i]
-	}
-	remaining := min(in.Delete, len(active))
-	earlierOpen := false
-	for round := 1; remaining > 0; round++ {
-		d := min(remaining, burst)
-		for _, p := range active {
-			p.Rank = 0
-			if in.Related != nil {
-				p.Rank = related[p.Node]
-			}
-		}
-		var placed []Placed
-		if d >= len(active) {
-			res.Unsorted = round == 1
-			placed = make([]Placed, len(active))
-			for i, p := range active {
-				placed[i] = Placed{Pod: p, Delete: true, Certain: true, Probability: 1, Group: -1}
-			}
-		} else {
-			var groups []Contenders
-			placed, groups = analyze(active, d, in, round, len(res.Contenders), true)
-			if d < remaining {
-				// Survivors of earlier rounds are not shown: drop what
-				// the first version computed and threw away.
-				for i := d; i < len(placed); i++ {
-					placed[i].Next, placed[i].NextPod, placed[i].Boundary, placed[i].BoundaryPod = nil, nil, nil, nil
-				}
-			}
-			res.Contenders = append(res.Contenders, groups...)
-		}
-		for i := range placed {
-			placed[i].Position = len(res.Order) + i + 1
-			if placed[i].Delete {
-				placed[i].Round = round
-			}
-			if earlierOpen {
-				placed[i].Certain = false
-			}
-			if !placed[i].Certain {
-				res.Certain = false
-			}
-		}
-		var next []*Pod
-		for i := range placed {
-			if i < d {
-				if in.Related != nil {
-					related[placed[i].Pod.Node]--
-				}
-				res.Order = append(res.Order, placed[i])
-			} else {
-				next = append(next, placed[i].Pod)
-			}
-		}
-		for _, g := range res.Contenders {
-			if g.Round == round {
-				earlierOpen = true
-			}
-		}
-		res.Rounds = round
-		res.Victims += d
-		remaining -= d
-		if remaining == 0 {
-			res.Order = append(res.Order, placed[d:]...)
-		}
-		active = next
-	}
-	return res
+	in.resortAll = true
+	return Predict(in)
 }
 
 // randomPods draws pods with few distinct values, so that every rule,

@@ -129,16 +129,22 @@ func decorate(b *corev1.Pod, rs *appsv1.ReplicaSet) *corev1.Pod {
 	return p
 }
 
+// items is the objects in the order kubectl lists them.
+func items(n int) []any {
+	d, rs, pods := Objects(n)
+	out := []any{d, rs}
+	for _, p := range pods {
+		out = append(out, p)
+	}
+	return out
+}
+
 // WriteJSON writes the objects as a v1 List, one item per line (kubectl
 // indents; whitespace aside the content is the same).
 func WriteJSON(w io.Writer, n int) error {
-	d, rs, pods := Objects(n)
+	items := items(n)
 	bw := bufio.NewWriterSize(w, 1<<20)
 	bw.WriteString("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n")
-	items := []any{d, rs}
-	for _, p := range pods {
-		items = append(items, p)
-	}
 	for i, o := range items {
 		b, err := json.Marshal(o)
 		if err != nil {
@@ -156,14 +162,9 @@ func WriteJSON(w io.Writer, n int) error {
 
 // WriteYAML writes the objects as a v1 List in YAML, as kubectl prints it.
 func WriteYAML(w io.Writer, n int) error {
-	d, rs, pods := Objects(n)
 	bw := bufio.NewWriterSize(w, 1<<20)
 	bw.WriteString("apiVersion: v1\nitems:\n")
-	items := []any{d, rs}
-	for _, p := range pods {
-		items = append(items, p)
-	}
-	for _, o := range items {
+	for _, o := range items(n) {
 		b, err := yaml.Marshal(o)
 		if err != nil {
 			return err
