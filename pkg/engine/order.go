@@ -36,6 +36,10 @@ type Input struct {
 	// intransitive groups are not estimated and no comparison is explained.
 	// StableUntil uses it to compare outcomes cheaply.
 	FatesOnly bool
+	// resortAll (tests only) arranges and explains every round whole and
+	// hands the survivors on in the order it placed them, as the first
+	// version did; Predict must give the same Result without it.
+	resortAll bool
 }
 
 // Placed is one candidate's predicted fate.
@@ -66,9 +70,13 @@ type Contenders struct {
 	Reason string
 	// Exact: the probabilities follow from symmetry (a full tie); otherwise
 	// they are estimated by running Go's sort.Sort over random input orders.
-	Exact  bool
-	Round  int
-	Trials int
+	Exact bool
+	// Enumerated: the probabilities are exact, counted over every input
+	// order of a universe small enough for sort.Sort to use insertion sort
+	// alone (12 pods); Trials is then 0.
+	Enumerated bool
+	Round      int
+	Trials     int
 }
 
 // Result is the predicted order of one scale-in.
@@ -98,20 +106,36 @@ func Predict(in Input) Result {
 	active := pointers(pods)
 	remaining := min(in.Delete, len(active))
 	earlierOpen := false
+	// Later rounds take the survivors in name order, the order the first
+	// round's analysis starts from, filtered instead of sorted again.
+	byName := slices.Clone(active)
+	slices.SortFunc(byName, func(a, b *Pod) int { return cmp.Compare(a.Name, b.Name) })
+	// shown is the survivors in the order the last round placed them.
+	shown := slices.Clone(active)
 	for round := 1; remaining > 0; round++ {
 		d := min(remaining, in.burst())
 		setRanks(active, related)
-		placed := placeRound(&res, active, d, in, round, earlierOpen)
-		var next []*Pod
-		for i := range placed {
-			if i < d {
-				if related != nil {
-					related[placed[i].Pod.Node]--
-				}
-				res.Order = append(res.Order, placed[i])
-			} else {
-				next = append(next, placed[i].Pod)
+		// Only this round's victims are shown, and the survivors of the
+		// last round, in this round's order also when the next round takes
+		// them all: only then is the whole round arranged.
+		explainAll := d == remaining || remaining == len(active) || in.resortAll
+		placed := placeRound(&res, active, shown, d, in, round, earlierOpen, explainAll)
+		gone := make(map[*Pod]bool, d)
+		for i := range placed[:d] {
+			if related != nil {
+				related[placed[i].Pod.Node]--
 			}
+			res.Order = append(res.Order, placed[i])
+			gone[placed[i].Pod] = true
+		}
+		byName = slices.DeleteFunc(byName, func(p *Pod) bool { return gone[p] })
+		shown = shown[:0]
+		for i := range placed[d:] {
+			shown = append(shown, placed[d+i].Pod)
+		}
+		next := byName
+		if in.resortAll {
+			next = slices.Clone(shown)
 		}
 		for _, g := range res.Contenders {
 			earlierOpen = earlierOpen || g.Round == round
@@ -152,19 +176,20 @@ func setRanks(pods []*Pod, related map[string]int) {
 }
 
 // placeRound orders one deletion round of d pods and settles their fates,
-// appending any open groups to res.
-func placeRound(res *Result, active []*Pod, d int, in Input, round int, earlierOpen bool) []Placed {
+// appending any open groups to res. shown is active in the order the last
+// round left it, used when every pod goes and nothing is sorted.
+func placeRound(res *Result, active, shown []*Pod, d int, in Input, round int, earlierOpen, explainAll bool) []Placed {
 	var placed []Placed
 	if d >= len(active) {
 		// getPodsToDelete: no need to sort when every pod goes.
 		res.Unsorted = round == 1
 		placed = make([]Placed, len(active))
-		for i, p := range active {
+		for i, p := range shown {
 			placed[i] = Placed{Pod: p, Delete: true, Certain: true, Probability: 1, Group: -1}
 		}
 	} else {
 		var groups []Contenders
-		placed, groups = analyze(active, d, in, round, len(res.Contenders))
+		placed, groups = analyze(active, d, in, round, len(res.Contenders), explainAll)
 		res.Contenders = append(res.Contenders, groups...)
 	}
 	for i := range placed {
@@ -188,7 +213,7 @@ func placeRound(res *Result, active []*Pod, d int, in Input, round int, earlierO
 // on rules 1-5, on the log2 ready bucket, or on restarts and creation
 // bucket), so only the class the cut falls in can be open; only that class
 // gets the careful treatment.
-func analyze(active []*Pod, d int, in Input, round, groupBase int) ([]Placed, []Contenders) {
+func analyze(active []*Pod, d int, in Input, round, groupBase int, explainAll bool) ([]Placed, []Contenders) {
 	c := &Comparator{Rules: in.Rules, Now: in.Now}
 	n := len(active)
 	keys := make([]key, n)
@@ -199,19 +224,19 @@ func analyze(active []*Pod, d int, in Input, round, groupBase int) ([]Placed, []
 	for i := range idx {
 		idx[i] = i
 	}
-	// A realistic order: the controller's sort.Sort with the real comparator,
-	// from a fixed input order. Classes come out in key order (tested).
+	// A realistic order: classes in order, each as the controller's
+	// sort.Sort leaves it from name order (see arrange).
 	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
-	sort.Sort(&sorter{c: c, keys: keys, idx: idx})
-	// A no-op when classes came out in key order, as they do; cheap insurance.
-	slices.SortStableFunc(idx, func(a, b int) int { return outerCmp(c, &keys[a], &keys[b]) })
-
-	placed := make([]Placed, n)
-	for i, k := range idx {
+	// Pods past the cut's class are certain survivors: when they are not
+	// shown they are not placed either.
+	placed := make([]Placed, arrange(c, keys, idx, d, explainAll))
+	keyOf := make(map[*Pod]*key, len(placed))
+	for i, k := range idx[:len(placed)] {
 		placed[i] = Placed{Pod: active[k], Delete: i < d, Certain: true, Group: -1}
 		if i < d {
 			placed[i].Probability = 1
 		}
+		keyOf[active[k]] = &keys[k]
 	}
 	var groups []Contenders
 	if outerCmp(c, &keys[idx[d-1]], &keys[idx[d]]) == 0 {
@@ -224,16 +249,22 @@ func analyze(active []*Pod, d int, in Input, round, groupBase int) ([]Placed, []
 		}
 		groups = settleClass(c, active, keys, idx, lo, hi, d, in, round, groupBase, placed)
 	}
-	keyOf := make(map[*Pod]*key, n)
-	for i, p := range active {
-		keyOf[p] = &keys[i]
+	if !in.FatesOnly {
+		explainPlaced(c, placed, keyOf, d, explainAll)
 	}
+	return placed, groups
+}
+
+// explainPlaced records, for the pods shown, the decision against the next
+// pod and against the cut.
+func explainPlaced(c *Comparator, placed []Placed, keyOf map[*Pod]*key, d int, explainAll bool) {
 	cmpPods := func(a, b *Pod) Decision { return c.decide(a, b, keyOf[a], keyOf[b]) }
-	for i := range placed {
-		if in.FatesOnly {
-			break
-		}
-		if i+1 < n {
+	explain := d
+	if explainAll {
+		explain = len(placed)
+	}
+	for i := range placed[:explain] {
+		if i+1 < len(placed) {
 			dec := cmpPods(placed[i].Pod, placed[i+1].Pod)
 			placed[i].Next, placed[i].NextPod = &dec, placed[i+1].Pod
 		}
@@ -247,7 +278,6 @@ func analyze(active []*Pod, d int, in Input, round, groupBase int) ([]Placed, []
 		}
 		placed[i].Boundary = &dec
 	}
-	return placed, groups
 }
 
 type sorter struct {
@@ -366,13 +396,17 @@ func tieGroup(active []*Pod, members []int, from, m, round, groupBase int, place
 // group alone, which is documented as an approximation).
 func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d int, in Input, round, groupBase int, placed []Placed, rule Rule, reason string) []Contenders {
 	const fullLimit = 600
-	universe := members
+	// Shuffles start from name order, so that estimates do not depend on
+	// the order pods were listed in.
+	universe := slices.Clone(members)
+	slices.SortStableFunc(universe, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
 	cut := d - from
 	if len(active) <= fullLimit {
 		universe = make([]int, len(active))
 		for i := range universe {
 			universe[i] = i
 		}
+		slices.SortStableFunc(universe, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
 		cut = d
 	}
 	trials := in.Trials
@@ -382,14 +416,26 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 	if in.FatesOnly {
 		trials = 0
 	}
+	if !in.FatesOnly {
+		if counts, total, ok := enumerate(c, keys, universe, cut); ok {
+			return enumerated(active, members, universe, counts, total, from, d, round, groupBase, placed, rule, reason)
+		}
+	}
 	rng := rand.New(rand.NewPCG(in.Seed, uint64(round)))
-	hits := make(map[int]int, len(members))
-	inGroup := make(map[int]bool, len(members))
+	// Counted per key index in a slice: maps cost more than the sorts.
+	hits := make([]int, len(keys))
+	inGroup := make([]bool, len(keys))
 	for _, k := range members {
 		inGroup[k] = true
 	}
 	work := make([]int, len(universe))
-	s := &sorter{c: c, keys: keys, idx: work}
+	var s sort.Interface = &sorter{c: c, keys: keys, idx: work}
+	if trials > 0 && len(universe) <= maxTable {
+		// Every trial asks the same few comparisons again: answer them
+		// from a table. sort.Sort sees the same answers, so it makes the
+		// same moves.
+		s = newTableSorter(c, keys, universe, work)
+	}
 	for t := 0; t < trials; t++ {
 		copy(work, universe)
 		rng.Shuffle(len(work), func(i, j int) { work[i], work[j] = work[j], work[i] })
@@ -400,21 +446,41 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 			}
 		}
 	}
-	// Most likely first; the name keeps equal estimates reproducible.
+	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Trials: trials}
+	return placeOpen(active, members, from, d, groupBase, placed, g, func(k int) float64 {
+		if trials == 0 {
+			return float64(d-from) / float64(len(members))
+		}
+		return float64(hits[k]) / float64(trials)
+	})
+}
+
+// enumerated places an intransitive group whose every input order was
+// followed (see enumerate): exact probabilities, no sampling.
+func enumerated(active []*Pod, members, universe []int, counts []int64, total int64, from, d, round, groupBase int, placed []Placed, rule Rule, reason string) []Contenders {
+	count := make(map[int]int64, len(members))
+	for i, k := range universe {
+		count[k] = counts[i]
+	}
+	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Enumerated: true}
+	return placeOpen(active, members, from, d, groupBase, placed, g, func(k int) float64 {
+		return float64(count[k]) / float64(total)
+	})
+}
+
+// placeOpen writes an open group into placed[from:], most likely to go
+// first (the name keeps equal chances reproducible).
+func placeOpen(active []*Pod, members []int, from, d, groupBase int, placed []Placed, g Contenders, prob func(k int) float64) []Contenders {
 	slices.SortStableFunc(members, func(a, b int) int {
-		if r := cmp.Compare(hits[b], hits[a]); r != 0 {
+		if r := cmp.Compare(prob(b), prob(a)); r != 0 {
 			return r
 		}
 		return cmp.Compare(active[a].Name, active[b].Name)
 	})
-	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Trials: trials}
 	for i, k := range members {
 		pl := &placed[from+i]
 		pl.Pod, pl.Group = active[k], groupBase
-		pl.Probability = float64(d-from) / float64(len(members))
-		if trials > 0 {
-			pl.Probability = float64(hits[k]) / float64(trials)
-		}
+		pl.Probability = prob(k)
 		pl.Certain = false
 		pl.Delete = from+i < d
 		g.Pods = append(g.Pods, active[k].Name)

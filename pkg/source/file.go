@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/resource"
@@ -35,40 +36,71 @@ func ReadFile(name string, stdin io.Reader, defaultNamespace string) (*snapshot.
 
 // ReadFiles loads one snapshot from several files, as repeated -f flags or
 // a directory give them. Each file must be readable and well formed; the
-// set as a whole must hold at least one workload or pod.
+// set as a whole must hold at least one workload or pod, and each object
+// may appear once.
 func ReadFiles(names []string, stdin io.Reader, defaultNamespace string) (*snapshot.Snapshot, error) {
 	s := &snapshot.Snapshot{ClaimsKnown: true}
-	seen := map[string]string{} // kind/namespace/name -> the file it came from
+	seen := map[string]string{} // kind namespace/name -> the file it came from
 	for _, name := range names {
-		if err := readInto(s, seen, name, stdin, defaultNamespace); err != nil {
+		one, err := readOne(name, stdin, defaultNamespace)
+		if err != nil {
+			return nil, err
+		}
+		if err := merge(s, one, seen, displayName(name)); err != nil {
 			return nil, err
 		}
 	}
-	if len(s.Pods)+len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.ReplicationControllers) == 0 {
-		display := strings.Join(names, ", ")
-		if display == "-" {
-			display = "standard input"
-		}
-		return nil, &FileError{Name: display, Err: fmt.Errorf("it holds no Deployment, ReplicaSet, ReplicationController, StatefulSet or Pod")}
+	if !usable(s) {
+		return nil, &FileError{Name: displayName(strings.Join(names, ", ")), Err: fmt.Errorf("it holds no Deployment, ReplicaSet, ReplicationController, StatefulSet or Pod")}
 	}
 	return s, nil
 }
 
-func readInto(s *snapshot.Snapshot, seen map[string]string, name string, stdin io.Reader, defaultNamespace string) error {
-	var data []byte
-	var err error
-	display := name
+func displayName(name string) string {
 	if name == "-" {
-		display = "standard input"
-		data, err = io.ReadAll(stdin)
-	} else {
+		return "standard input"
+	}
+	return name
+}
+
+// readOne reads one file. The streaming reader handles files as kubectl
+// prints them in one pass and little memory; anything else (and every
+// error) is left to the general reader, so results and messages are the
+// same either way.
+func readOne(name string, stdin io.Reader, defaultNamespace string) (*snapshot.Snapshot, error) {
+	var data []byte // standard input, kept for the general reader
+	var r io.Reader
+	if name == "-" {
+		var err error
+		if data, err = io.ReadAll(stdin); err != nil {
+			return nil, &FileError{Name: "standard input", Err: err}
+		}
+		r = bytes.NewReader(data)
+	} else if f, err := os.Open(name); err == nil {
+		defer f.Close()
+		r = f
+	}
+	if r != nil {
+		if s, err := streamRead(r, defaultNamespace); err == nil && usable(s) {
+			return s, nil
+		}
+	}
+	return readWhole(name, data, defaultNamespace)
+}
+
+// readWhole is the general reader: the whole input through kubectl's
+// resource builder into unstructured objects, then typed ones.
+func readWhole(name string, data []byte, defaultNamespace string) (*snapshot.Snapshot, error) {
+	var err error
+	display := displayName(name)
+	if name != "-" {
 		data, err = os.ReadFile(name)
 	}
 	if err != nil {
-		return &FileError{Name: display, Err: err}
+		return nil, &FileError{Name: display, Err: err}
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return &FileError{Name: display, Err: fmt.Errorf("it is empty")}
+		return nil, &FileError{Name: display, Err: fmt.Errorf("it is empty")}
 	}
 	infos, err := resource.NewLocalBuilder().
 		Unstructured().
@@ -76,8 +108,9 @@ func readInto(s *snapshot.Snapshot, seen map[string]string, name string, stdin i
 		Flatten().
 		Do().Infos()
 	if err != nil {
-		return &FileError{Name: display, Err: err}
+		return nil, &FileError{Name: display, Err: err}
 	}
+	s := &snapshot.Snapshot{ClaimsKnown: true}
 	for _, info := range infos {
 		u, ok := info.Object.(*unstructured.Unstructured)
 		if !ok {
@@ -86,18 +119,52 @@ func readInto(s *snapshot.Snapshot, seen map[string]string, name string, stdin i
 		if u.GetNamespace() == "" {
 			u.SetNamespace(defaultNamespace)
 		}
-		// The same object twice (a file given twice, two snapshots in one
-		// directory) would count its pods twice.
-		key := u.GroupVersionKind().GroupKind().String() + " " + u.GetNamespace() + "/" + u.GetName()
-		if first, dup := seen[key]; dup {
-			return &FileError{Name: display, Err: fmt.Errorf("%s is also in %s: give each object once", key, first)}
-		}
-		seen[key] = display
 		if err := add(s, u); err != nil {
-			return &FileError{Name: display, Err: fmt.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)}
+			return nil, &FileError{Name: display, Err: fmt.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)}
+		}
+		if u.GroupVersionKind().GroupKind().String() == "Pod" {
+			trimPod(s.Pods[len(s.Pods)-1])
 		}
 	}
-	return nil
+	return s, nil
+}
+
+// merge adds one file's objects to s. The same object twice (a file given
+// twice, two snapshots in one directory) would count its pods twice.
+func merge(s, one *snapshot.Snapshot, seen map[string]string, display string) error {
+	var err error
+	note := func(kind string, m metav1.Object) {
+		key := kind + " " + m.GetNamespace() + "/" + m.GetName()
+		if first, dup := seen[key]; dup && err == nil {
+			err = &FileError{Name: display, Err: fmt.Errorf("%s is also in %s: give each object once", key, first)}
+		}
+		seen[key] = display
+	}
+	s.Deployments = appendAll(s.Deployments, one.Deployments, "Deployment.apps", note)
+	s.ReplicaSets = appendAll(s.ReplicaSets, one.ReplicaSets, "ReplicaSet.apps", note)
+	s.StatefulSets = appendAll(s.StatefulSets, one.StatefulSets, "StatefulSet.apps", note)
+	s.ReplicationControllers = appendAll(s.ReplicationControllers, one.ReplicationControllers, "ReplicationController", note)
+	s.Pods = appendAll(s.Pods, one.Pods, "Pod", note)
+	s.Claims = appendAll(s.Claims, one.Claims, "PersistentVolumeClaim", note)
+	s.Nodes = appendAll(s.Nodes, one.Nodes, "Node", note)
+	s.HPAs = appendAll(s.HPAs, one.HPAs, "HorizontalPodAutoscaler.autoscaling", note)
+	s.PDBs = appendAll(s.PDBs, one.PDBs, "PodDisruptionBudget.policy", note)
+	s.Notes = append(s.Notes, one.Notes...)
+	return err
+}
+
+func appendAll[T any, PT interface {
+	*T
+	metav1.Object
+}](dst, src []PT, kind string, note func(string, metav1.Object)) []PT {
+	for _, o := range src {
+		note(kind, o)
+	}
+	return append(dst, src...)
+}
+
+func usable(s *snapshot.Snapshot) bool {
+	return len(s.Pods)+len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.ReplicationControllers) > 0
 }
 
 func add(s *snapshot.Snapshot, u *unstructured.Unstructured) error {

@@ -23,6 +23,9 @@ var benchNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 func BenchmarkRealControllerSort(b *testing.B) {
 	for _, n := range []int{1000, 10000, 100000} {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			if testing.Short() && n > 10000 {
+				b.Skip("short mode")
+			}
 			pods, ranks, _ := enginetest.Fleet(n, 1, benchNow)
 			work := make([]*corev1.Pod, n)
 			wr := make([]int, n)
@@ -43,6 +46,9 @@ func BenchmarkRealControllerSort(b *testing.B) {
 func BenchmarkEngine(b *testing.B) {
 	for _, n := range []int{1000, 10000, 100000} {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			if testing.Short() && n > 10000 {
+				b.Skip("short mode")
+			}
 			pods, _, perNode := enginetest.Fleet(n, 1, benchNow)
 			r := rules.Default()
 			b.ReportAllocs()

@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"slices"
+	"sort"
+)
+
+// arrange puts idx, given in name order, into the order a round shows:
+// the classes (pods equal under outerCmp, between which the comparator is
+// consistent) in order, and inside each class the order Go's sort.Sort
+// with the controller's comparator leaves when given the class in name
+// order. The result depends only on the pods, not on how they were listed,
+// and a class's order only on its own members, so a later round can sort
+// just what it needs and still agree with sorting everything.
+//
+// With full false only the classes up to the one at position d are
+// arranged and the rest follow in name order: enough for a round whose
+// survivors are not shown. It returns how many leading pods are arranged.
+func arrange(c *Comparator, keys []key, idx []int, d int, full bool) int {
+	outer := func(a, b int) int { return outerCmp(c, &keys[a], &keys[b]) }
+	sorted := idx
+	if !full && d < len(idx) {
+		// The pods up to the cut's class, found in linear time.
+		pivot := selectKth(slices.Clone(idx), d, outer)
+		head := make([]int, 0, d+1)
+		tail := make([]int, 0, len(idx)-d)
+		for _, k := range idx {
+			if outer(k, pivot) <= 0 {
+				head = append(head, k)
+			} else {
+				tail = append(tail, k)
+			}
+		}
+		copy(idx, head)
+		copy(idx[len(head):], tail)
+		sorted = idx[:len(head)]
+	}
+	slices.SortStableFunc(sorted, outer)
+	for lo := 0; lo < len(sorted); {
+		hi := lo + 1
+		for hi < len(sorted) && outer(sorted[lo], sorted[hi]) == 0 {
+			hi++
+		}
+		if hi-lo > 1 {
+			sort.Sort(&sorter{c: c, keys: keys, idx: sorted[lo:hi]})
+		}
+		lo = hi
+	}
+	return len(sorted)
+}
+
+// selectKth returns the element at position k of s sorted by cmpf,
+// reordering s: three-way quickselect, median-of-three pivots, and a plain
+// sort for short or stubborn ranges.
+func selectKth(s []int, k int, cmpf func(a, b int) int) int {
+	lo, hi := 0, len(s)
+	for rounds := 0; hi-lo > 16 && rounds < 64; rounds++ {
+		a, b, m := s[lo], s[hi-1], s[lo+(hi-lo)/2]
+		if cmpf(a, m) > 0 {
+			a, m = m, a
+		}
+		if cmpf(m, b) > 0 {
+			m = b
+			if cmpf(a, m) > 0 {
+				m = a
+			}
+		}
+		p := m
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch r := cmpf(s[i], p); {
+			case r < 0:
+				s[lt], s[i] = s[i], s[lt]
+				lt++
+				i++
+			case r > 0:
+				gt--
+				s[i], s[gt] = s[gt], s[i]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return s[k]
+		}
+	}
+	slices.SortFunc(s[lo:hi], cmpf)
+	return s[k]
+}
+
+// maxTable bounds the universes whose comparisons are tabled (a million
+// entries at most).
+const maxTable = 1024
+
+// tableSorter sorts key indices like sorter, answering Less from a table
+// of the comparator's results over one universe.
+type tableSorter struct {
+	n    int
+	less []bool // less[i*n+j]: universe[i] goes before universe[j]
+	slot []int  // key index -> position in universe
+	idx  []int
+}
+
+func newTableSorter(c *Comparator, keys []key, universe, idx []int) *tableSorter {
+	n := len(universe)
+	t := &tableSorter{n: n, less: make([]bool, n*n), slot: make([]int, len(keys)), idx: idx}
+	for i, a := range universe {
+		t.slot[a] = i
+		for j, b := range universe {
+			t.less[i*n+j] = c.less(&keys[a], &keys[b])
+		}
+	}
+	return t
+}
+
+func (t *tableSorter) Len() int      { return len(t.idx) }
+func (t *tableSorter) Swap(i, j int) { t.idx[i], t.idx[j] = t.idx[j], t.idx[i] }
+func (t *tableSorter) Less(i, j int) bool {
+	return t.less[t.slot[t.idx[i]]*t.n+t.slot[t.idx[j]]]
+}

@@ -1,0 +1,445 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/scale-preview/scale-preview/pkg/snapshot"
+)
+
+// errSlowPath says the streaming reader met a shape or an error it leaves to
+// the general reader (kubectl's resource builder), which then gives the
+// exact result or message. Files as kubectl prints them never take it.
+var errSlowPath = errors.New("not for the streaming reader")
+
+// streamRead reads r one object at a time: JSON values and the items of a
+// List streamed with encoding/json, YAML documents and the items of a YAML
+// List cut at their lines and converted one by one. Pods are decoded into
+// typed objects and trimmed at once (see trimPod); every other kind goes
+// through the same unstructured conversion as the general reader.
+func streamRead(r io.Reader, defaultNamespace string) (*snapshot.Snapshot, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	st := &streamer{s: &snapshot.Snapshot{ClaimsKnown: true}, ns: defaultNamespace}
+	head, _ := br.Peek(4096)
+	var err error
+	if utilyaml.IsJSONBuffer(head) {
+		err = st.jsonStream(br)
+	} else {
+		err = st.yamlStream(br)
+	}
+	if err == nil {
+		err = st.flush()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return st.s, nil
+}
+
+type streamer struct {
+	s     *snapshot.Snapshot
+	ns    string
+	batch []pending
+}
+
+// jsonStream reads a sequence of top-level JSON objects.
+func (st *streamer) jsonStream(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil || tok != json.Delim('{') {
+			return errSlowPath
+		}
+		if err := st.jsonObject(dec); err != nil {
+			return err
+		}
+	}
+}
+
+// jsonObject reads one top-level object whose '{' was consumed: a List's
+// items are handled as they arrive, any other object is kept whole.
+func (st *streamer) jsonObject(dec *json.Decoder) error {
+	var fields bytes.Buffer // the object rebuilt, when it is not a List
+	var kind string
+	haveItems := false
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return errSlowPath
+		}
+		k, _ := tok.(string)
+		if k == "items" {
+			if haveItems {
+				return errSlowPath
+			}
+			haveItems = true
+			if tok, err := dec.Token(); err != nil || tok != json.Delim('[') || !dec.More() {
+				return errSlowPath // not a list, or an empty one
+			}
+			for dec.More() {
+				var raw json.RawMessage
+				if err := dec.Decode(&raw); err != nil {
+					return errSlowPath
+				}
+				if err := st.push(raw, false); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil { // ']'
+				return errSlowPath
+			}
+			continue
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return errSlowPath
+		}
+		if k == "kind" {
+			if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &kind); err != nil {
+				return errSlowPath
+			}
+		}
+		if fields.Len() > 0 {
+			fields.WriteByte(',')
+		}
+		name, _ := json.Marshal(k)
+		fields.Write(name)
+		fields.WriteByte(':')
+		fields.Write(raw)
+	}
+	if _, err := dec.Token(); err != nil { // '}'
+		return errSlowPath
+	}
+	if haveItems {
+		// A List needs a kind of its own; its items were already read.
+		if kind == "" {
+			return errSlowPath
+		}
+		return nil
+	}
+	return st.push(append(append([]byte{'{'}, fields.Bytes()...), '}'), false)
+}
+
+// envelope is what is read of every object first, in the same pass as a
+// pod's fields.
+type envelope struct {
+	APIVersion *string          `json:"apiVersion"`
+	Kind       *string          `json:"kind"`
+	Items      presence         `json:"items"`
+	Metadata   podMeta          `json:"metadata"`
+	Spec       corev1.PodSpec   `json:"spec"`
+	Status     corev1.PodStatus `json:"status"`
+}
+
+// podMeta is ObjectMeta without managedFields, which nothing reads and
+// which is often the largest part of a pod.
+type podMeta struct {
+	metav1.ObjectMeta `json:",inline"`
+	ManagedFields     skip `json:"managedFields"`
+}
+
+// skip consumes a value without keeping it.
+type skip struct{}
+
+func (*skip) UnmarshalJSON([]byte) error { return nil }
+
+// presence records that a field exists.
+type presence bool
+
+func (p *presence) UnmarshalJSON([]byte) error { *p = true; return nil }
+
+// batchSize objects are decoded at a time, in parallel: decoding, and for
+// YAML the conversion to JSON, are most of the reader's work.
+const batchSize = 256
+
+// push queues one object, JSON or (fromYAML) one YAML item.
+func (st *streamer) push(raw []byte, fromYAML bool) error {
+	st.batch = append(st.batch, pending{raw: raw, yaml: fromYAML})
+	if len(st.batch) == batchSize {
+		return st.flush()
+	}
+	return nil
+}
+
+type pending struct {
+	raw  []byte
+	yaml bool
+}
+
+// decoded is one object: a trimmed pod, or any other kind unstructured.
+type decoded struct {
+	pod *corev1.Pod
+	u   *unstructured.Unstructured
+	err error
+}
+
+// flush decodes the queued objects on every CPU and adds them in order.
+func (st *streamer) flush() error {
+	out := make([]decoded, len(st.batch))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(st.batch)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(out); i = int(next.Add(1) - 1) {
+				out[i] = decodeObject(st.batch[i], st.ns)
+			}
+		})
+	}
+	wg.Wait()
+	st.batch = st.batch[:0]
+	for _, o := range out {
+		if o.err != nil {
+			return o.err
+		}
+		if o.pod != nil {
+			st.s.Pods = append(st.s.Pods, o.pod)
+		} else if err := add(st.s, o.u); err != nil {
+			return errSlowPath
+		}
+	}
+	return nil
+}
+
+// decodeObject decodes one object; it reads nothing shared.
+func decodeObject(in pending, ns string) decoded {
+	raw := in.raw
+	if in.yaml {
+		j, err := yaml.YAMLToJSON(raw)
+		if err != nil {
+			return decoded{err: errSlowPath}
+		}
+		raw = j
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return decoded{err: errSlowPath}
+	}
+	var env envelope
+	podErr := kjson.UnmarshalCaseSensitivePreserveInts(raw, &env)
+	if env.Kind == nil || *env.Kind == "" || env.APIVersion == nil || *env.APIVersion == "" || env.Items {
+		// Kinds inferred from a List, nested Lists, missing kinds: the
+		// general reader knows these rules.
+		return decoded{err: errSlowPath}
+	}
+	gv, err := schema.ParseGroupVersion(*env.APIVersion)
+	if err == nil && gv.Group == "" && *env.Kind == "Pod" {
+		if podErr != nil {
+			return decoded{err: errSlowPath} // the general reader words the error
+		}
+		p := &corev1.Pod{Spec: env.Spec, Status: env.Status}
+		p.ObjectMeta = env.Metadata.ObjectMeta
+		p.APIVersion, p.Kind = *env.APIVersion, *env.Kind
+		if p.Namespace == "" {
+			p.Namespace = ns
+		}
+		trimPod(p)
+		return decoded{pod: p}
+	}
+	// Few objects: the general reader's own conversion, for identical results.
+	obj, _, err := unstructured.UnstructuredJSONScheme.Decode(raw, nil, nil)
+	if err != nil {
+		return decoded{err: errSlowPath}
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return decoded{err: errSlowPath}
+	}
+	if u.GetNamespace() == "" {
+		u.SetNamespace(ns)
+	}
+	return decoded{u: u}
+}
+
+// yamlStream reads YAML documents. A document that is a block mapping with
+// an `items:` block sequence (a List as kubectl prints it) is cut into its
+// items at their lines, and each item converted on its own; any other
+// document is converted whole.
+func (st *streamer) yamlStream(br *bufio.Reader) error {
+	var doc yamlDoc
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long := append([]byte(nil), line...)
+			for err == bufio.ErrBufferFull {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if err != nil && err != io.EOF {
+			return errSlowPath
+		}
+		if bytes.HasPrefix(line, []byte("---")) {
+			rest := bytes.TrimSpace(line[3:])
+			if len(rest) > 0 && rest[0] != '#' {
+				return errSlowPath
+			}
+			if e := st.endDoc(&doc); e != nil {
+				return e
+			}
+			doc = yamlDoc{}
+		} else if e := st.yamlLine(&doc, line); e != nil {
+			return e
+		}
+		if err == io.EOF {
+			return st.endDoc(&doc)
+		}
+	}
+}
+
+// yamlDoc is the state of the document being read.
+type yamlDoc struct {
+	head       []byte // every line outside the items
+	item       []byte // the item being read
+	inItems    bool   // inside the `items:` block sequence
+	hadItems   bool
+	items      int
+	dashIndent int // the items' dash column, -1 until the first item
+	content    bool
+}
+
+func (st *streamer) yamlLine(d *yamlDoc, line []byte) error {
+	body := bytes.TrimRight(line, "\r\n")
+	trimmed := bytes.TrimLeft(body, " ")
+	indent := len(body) - len(trimmed)
+	if len(trimmed) == 0 || trimmed[0] == '#' {
+		// Blank lines and comments stay with what they follow (a blank
+		// line can belong to a block scalar).
+		if d.inItems && d.item != nil {
+			d.item = append(d.item, line...)
+		} else {
+			d.head = append(d.head, line...)
+		}
+		return nil
+	}
+	if trimmed[0] == '\t' {
+		return errSlowPath
+	}
+	d.content = true
+	if d.inItems {
+		if d.dashIndent < 0 && isDash(trimmed) {
+			d.dashIndent = indent
+		}
+		switch {
+		case d.dashIndent >= 0 && indent == d.dashIndent && isDash(trimmed):
+			if err := st.endItem(d); err != nil {
+				return err
+			}
+			// "- key: v" becomes "  key: v": the item's mapping, indented.
+			d.item = append(d.item, line...)
+			d.item[indent] = ' '
+			return nil
+		case d.dashIndent >= 0 && indent > d.dashIndent && d.item != nil:
+			d.item = append(d.item, line...)
+			return nil
+		case indent > 0:
+			return errSlowPath
+		}
+		if err := st.endItem(d); err != nil {
+			return err
+		}
+		d.inItems = false
+	}
+	if indent > 0 || isDash(trimmed) {
+		// Inside a top-level key's value.
+		if len(d.head) == 0 {
+			return errSlowPath // not a block mapping
+		}
+		d.head = append(d.head, line...)
+		return nil
+	}
+	key, ok := topKey(body)
+	if !ok {
+		return errSlowPath
+	}
+	if key == "items" {
+		rest := bytes.TrimSpace(body[len("items:"):])
+		if d.hadItems || (len(rest) > 0 && rest[0] != '#') {
+			return errSlowPath
+		}
+		d.inItems, d.hadItems, d.dashIndent = true, true, -1
+		return nil
+	}
+	d.head = append(d.head, line...)
+	return nil
+}
+
+func isDash(t []byte) bool {
+	return len(t) == 1 && t[0] == '-' || len(t) > 1 && t[0] == '-' && t[1] == ' '
+}
+
+// topKey accepts a plain top-level key: letters, digits, '_', '-', '.'
+// followed by ':' and a space or the end of the line.
+func topKey(line []byte) (string, bool) {
+	for i, c := range line {
+		switch {
+		case c == ':' && i > 0:
+			if i+1 == len(line) || line[i+1] == ' ' {
+				return string(line[:i]), true
+			}
+			return "", false
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '.', c == '-' && i > 0:
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+func (st *streamer) endItem(d *yamlDoc) error {
+	if d.item == nil {
+		return nil
+	}
+	item := d.item
+	d.item = nil
+	d.items++
+	return st.push(item, true)
+}
+
+func (st *streamer) endDoc(d *yamlDoc) error {
+	if err := st.endItem(d); err != nil {
+		return err
+	}
+	if !d.content {
+		return nil
+	}
+	j, err := yaml.YAMLToJSON(d.head)
+	if err != nil {
+		return errSlowPath
+	}
+	j = bytes.TrimSpace(j)
+	if !d.hadItems {
+		if len(j) == 0 || bytes.Equal(j, []byte("null")) {
+			return nil
+		}
+		return st.jsonStream(bytes.NewReader(j))
+	}
+	if d.items == 0 {
+		return errSlowPath // `items:` without a block sequence
+	}
+	// A List: its own kind must be set; the items are already read.
+	var env struct {
+		Kind string `json:"kind"`
+	}
+	if kjson.UnmarshalCaseSensitivePreserveInts(j, &env) != nil || env.Kind == "" {
+		return errSlowPath
+	}
+	return nil
+}
