@@ -31,6 +31,9 @@ const (
 	StatefulSetMinReadySeconds = "StatefulSetMinReadySeconds"
 	StatefulSetAutoDeletePVC   = "StatefulSetAutoDeletePVC"
 	StatefulSetStartOrdinal    = "StatefulSetStartOrdinal"
+	// HPAConfigurableTolerance lets an autoscaler's behavior override the
+	// controller-wide tolerance.
+	HPAConfigurableTolerance = "HPAConfigurableTolerance"
 )
 
 // gateSpan is one gate's life: the minor version it appeared in, the
@@ -46,6 +49,7 @@ var gateHistory = map[string]gateSpan{
 	StatefulSetMinReadySeconds: {added: 22, defaultOn: 23, locked: 25, removed: 27},
 	StatefulSetAutoDeletePVC:   {added: 23, defaultOn: 27, locked: 32, removed: 35},
 	StatefulSetStartOrdinal:    {added: 26, defaultOn: 27, locked: 31, removed: 34},
+	HPAConfigurableTolerance:   {added: 33, defaultOn: 35, locked: 37},
 }
 
 // RuleSet is everything version-dependent the prediction needs.
@@ -69,6 +73,8 @@ type RuleSet struct {
 	UnavailableFirst bool // 1.34+: first unhealthy pod chosen by availability
 	// FilterByOwner: 1.34+ lists candidates by owner index (owned first, then orphans).
 	FilterByOwner bool
+	// HPATolerance: an autoscaler's behavior.scale{Up,Down}.tolerance is honoured.
+	HPATolerance bool
 }
 
 // Version renders "1.37".
@@ -187,6 +193,7 @@ func For(minor int, overrides map[string]bool) (RuleSet, error) {
 		MinReadySeconds:  minor >= 22 && on(StatefulSetMinReadySeconds, minor >= 27),
 		UnavailableFirst: minor >= 34,
 		FilterByOwner:    minor >= 34,
+		HPATolerance:     on(HPAConfigurableTolerance, false),
 	}, nil
 }
 

@@ -32,11 +32,11 @@ var gateTable = map[int]struct {
 	30: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, nil},
 	31: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, []string{LogarithmicScaleDown, StatefulSetStartOrdinal}},
 	32: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal}},
-	33: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal}},
-	34: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC}},
-	35: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true}, []string{LogarithmicScaleDown}},
-	36: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true}, []string{LogarithmicScaleDown}},
-	37: {map[string]bool{PodDeletionCost: true}, nil},
+	33: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true, HPAConfigurableTolerance: false}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal}},
+	34: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, HPAConfigurableTolerance: false}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC}},
+	35: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, HPAConfigurableTolerance: true}, []string{LogarithmicScaleDown}},
+	36: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, HPAConfigurableTolerance: true}, []string{LogarithmicScaleDown}},
+	37: {map[string]bool{PodDeletionCost: true, HPAConfigurableTolerance: true}, []string{HPAConfigurableTolerance}},
 }
 
 func TestGateTableCoversEveryVersion(t *testing.T) {
