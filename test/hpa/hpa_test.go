@@ -507,4 +507,3 @@ func randomBehavior(rng *rand.Rand) *autoscalingv2.HorizontalPodAutoscalerBehavi
 	}
 	return &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: rules(), ScaleDown: rules()}
 }
-
