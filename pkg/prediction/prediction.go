@@ -63,7 +63,9 @@ type Prediction struct {
 	// Conflicts are what will fight or be hurt by the change.
 	Conflicts []Conflict `json:"conflicts,omitempty"`
 	Steering  *Steering  `json:"steering,omitempty"`
-	Warnings  []string   `json:"warnings,omitempty"`
+	// Autoscaler is set when the target is a HorizontalPodAutoscaler.
+	Autoscaler *Autoscaler `json:"autoscaler,omitempty"`
+	Warnings   []string    `json:"warnings,omitempty"`
 }
 
 // Impact is where the replicas are before and after the scale-in.

@@ -31,10 +31,12 @@ const (
 	StatefulSetMinReadySeconds = "StatefulSetMinReadySeconds"
 	StatefulSetAutoDeletePVC   = "StatefulSetAutoDeletePVC"
 	StatefulSetStartOrdinal    = "StatefulSetStartOrdinal"
-	// HPAConfigurableTolerance lets an autoscaler's behavior override the
-	// controller-wide tolerance.
-	HPAConfigurableTolerance = "HPAConfigurableTolerance"
 )
+
+// HPAConfigurableTolerance lets an autoscaler's behavior override the
+// controller-wide tolerance. It matters only to autoscaler previews, so it
+// is kept apart from the scale-in gates every prediction lists.
+const HPAConfigurableTolerance = "HPAConfigurableTolerance"
 
 // gateSpan is one gate's life: the minor version it appeared in, the
 // version its default became true, the version it was locked on (GA) and
@@ -49,7 +51,10 @@ var gateHistory = map[string]gateSpan{
 	StatefulSetMinReadySeconds: {added: 22, defaultOn: 23, locked: 25, removed: 27},
 	StatefulSetAutoDeletePVC:   {added: 23, defaultOn: 27, locked: 32, removed: 35},
 	StatefulSetStartOrdinal:    {added: 26, defaultOn: 27, locked: 31, removed: 34},
-	HPAConfigurableTolerance:   {added: 33, defaultOn: 35, locked: 37},
+}
+
+var autoscalerGateHistory = map[string]gateSpan{
+	HPAConfigurableTolerance: {added: 33, defaultOn: 35, locked: 37},
 }
 
 // RuleSet is everything version-dependent the prediction needs.
@@ -73,6 +78,9 @@ type RuleSet struct {
 	UnavailableFirst bool // 1.34+: first unhealthy pod chosen by availability
 	// FilterByOwner: 1.34+ lists candidates by owner index (owned first, then orphans).
 	FilterByOwner bool
+	// AutoscalerGates are the HorizontalPodAutoscaler controller's gates
+	// that exist in this version.
+	AutoscalerGates map[string]bool
 	// HPATolerance: an autoscaler's behavior.scale{Up,Down}.tolerance is honoured.
 	HPATolerance bool
 }
@@ -113,9 +121,11 @@ func ParseMinor(s string) (int, error) {
 
 // GatesFor returns the default value of every scale-in gate that exists in
 // that version.
-func GatesFor(minor int) map[string]bool {
+func GatesFor(minor int) map[string]bool { return gatesIn(gateHistory, minor) }
+
+func gatesIn(history map[string]gateSpan, minor int) map[string]bool {
 	gates := map[string]bool{}
-	for name, h := range gateHistory {
+	for name, h := range history {
 		if minor < h.added || (h.removed != 0 && minor >= h.removed) {
 			continue
 		}
@@ -154,11 +164,16 @@ func For(minor int, overrides map[string]bool) (RuleSet, error) {
 		return RuleSet{}, fmt.Errorf("Kubernetes 1.%d is not supported: rules exist for 1.%d to 1.%d (use --kube-version to choose one)", minor, Oldest, Newest)
 	}
 	gates := GatesFor(minor)
+	hpaGates := gatesIn(autoscalerGateHistory, minor)
 	var overridden []string
 	for name, val := range overrides {
+		gates := gates
 		h, known := gateHistory[name]
 		if !known {
-			continue // a gate that does not change scale-in
+			if h, known = autoscalerGateHistory[name]; !known {
+				continue // a gate that does not change scale-in
+			}
+			gates = hpaGates
 		}
 		if _, exists := gates[name]; !exists {
 			return RuleSet{}, fmt.Errorf("feature gate %s does not exist in Kubernetes 1.%d", name, minor)
@@ -193,7 +208,8 @@ func For(minor int, overrides map[string]bool) (RuleSet, error) {
 		MinReadySeconds:  minor >= 22 && on(StatefulSetMinReadySeconds, minor >= 27),
 		UnavailableFirst: minor >= 34,
 		FilterByOwner:    minor >= 34,
-		HPATolerance:     on(HPAConfigurableTolerance, false),
+		AutoscalerGates:  hpaGates,
+		HPATolerance:     hpaGates[HPAConfigurableTolerance],
 	}, nil
 }
 

@@ -32,11 +32,11 @@ var gateTable = map[int]struct {
 	30: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, nil},
 	31: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, []string{LogarithmicScaleDown, StatefulSetStartOrdinal}},
 	32: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal}},
-	33: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true, HPAConfigurableTolerance: false}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal}},
-	34: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, HPAConfigurableTolerance: false}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC}},
-	35: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, HPAConfigurableTolerance: true}, []string{LogarithmicScaleDown}},
-	36: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, HPAConfigurableTolerance: true}, []string{LogarithmicScaleDown}},
-	37: {map[string]bool{PodDeletionCost: true, HPAConfigurableTolerance: true}, []string{HPAConfigurableTolerance}},
+	33: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal}},
+	34: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC}},
+	35: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true}, []string{LogarithmicScaleDown}},
+	36: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true}, []string{LogarithmicScaleDown}},
+	37: {map[string]bool{PodDeletionCost: true}, nil},
 }
 
 func TestGateTableCoversEveryVersion(t *testing.T) {
@@ -259,6 +259,41 @@ func TestParseMinor(t *testing.T) {
 	for _, in := range []string{"", "1", "2.0", "v2.29", "1.x", "v1.", "abc", "1.+"} {
 		if _, err := ParseMinor(in); err == nil {
 			t.Errorf("ParseMinor(%q) accepted", in)
+		}
+	}
+}
+
+func TestAutoscalerToleranceGate(t *testing.T) {
+	for _, c := range []struct {
+		minor    int
+		override map[string]bool
+		want     bool
+		exists   bool
+		err      bool
+	}{
+		{32, nil, false, false, false},
+		{32, map[string]bool{HPAConfigurableTolerance: true}, false, false, true},
+		{33, nil, false, true, false},
+		{34, map[string]bool{HPAConfigurableTolerance: true}, true, true, false},
+		{35, nil, true, true, false},
+		{36, map[string]bool{HPAConfigurableTolerance: false}, false, true, false},
+		{37, nil, true, true, false},
+		{37, map[string]bool{HPAConfigurableTolerance: false}, false, true, true}, // GA, locked
+	} {
+		r, err := For(c.minor, c.override)
+		if (err != nil) != c.err {
+			t.Errorf("1.%d %v: err %v", c.minor, c.override, err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		_, exists := r.AutoscalerGates[HPAConfigurableTolerance]
+		if r.HPATolerance != c.want || exists != c.exists {
+			t.Errorf("1.%d %v: tolerance %v exists %v, want %v %v", c.minor, c.override, r.HPATolerance, exists, c.want, c.exists)
+		}
+		if _, listed := r.Gates[HPAConfigurableTolerance]; listed {
+			t.Errorf("1.%d: the autoscaler gate is listed with the scale-in gates", c.minor)
 		}
 	}
 }

@@ -15,6 +15,8 @@ const (
 	ReplicaSet            = "ReplicaSet"
 	ReplicationController = "ReplicationController"
 	StatefulSet           = "StatefulSet"
+	// HorizontalPodAutoscaler: preview the autoscaler's next step for its target.
+	HorizontalPodAutoscaler = "HorizontalPodAutoscaler"
 )
 
 // Ref names the object to scale.

@@ -44,6 +44,8 @@ func Predict(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) 
 		return predictDeployment(s, ref, replicas, o)
 	case snapshot.StatefulSet:
 		return predictStatefulSet(s, ref, replicas, o)
+	case snapshot.HorizontalPodAutoscaler:
+		return predictAutoscaler(s, ref, replicas, o)
 	}
 	return nil, fmt.Errorf("%w: %s", ErrUnsupported, ref.Kind)
 }

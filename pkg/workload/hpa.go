@@ -1,0 +1,196 @@
+package workload
+
+import (
+	"fmt"
+	"strings"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/scale-preview/scale-preview/pkg/autoscaler"
+	"github.com/scale-preview/scale-preview/pkg/prediction"
+	"github.com/scale-preview/scale-preview/pkg/snapshot"
+)
+
+// UseRecommendation, passed as the replica count for a
+// HorizontalPodAutoscaler, previews the autoscaler's own next step.
+const UseRecommendation int32 = -1
+
+// AutoscalerTarget maps an autoscaler's scaleTargetRef to the kind the
+// plugin models, or returns ErrUnsupported.
+func AutoscalerTarget(h *autoscalingv2.HorizontalPodAutoscaler) (snapshot.Ref, error) {
+	t := h.Spec.ScaleTargetRef
+	gv, err := schema.ParseGroupVersion(t.APIVersion)
+	if err != nil {
+		return snapshot.Ref{}, fmt.Errorf("HorizontalPodAutoscaler %s has an invalid scaleTargetRef apiVersion %q: %v", h.Name, t.APIVersion, err)
+	}
+	ref := snapshot.Ref{Namespace: h.Namespace, Name: t.Name}
+	switch {
+	case gv.Group == "apps" && (t.Kind == snapshot.Deployment || t.Kind == snapshot.ReplicaSet || t.Kind == snapshot.StatefulSet):
+		ref.Kind = t.Kind
+	case gv.Group == "" && t.Kind == snapshot.ReplicationController:
+		ref.Kind = t.Kind
+	default:
+		return snapshot.Ref{}, fmt.Errorf("%w: HorizontalPodAutoscaler %s scales %s %s (%s), which scale-preview does not model", ErrUnsupported, h.Name, t.Kind, t.Name, t.APIVersion)
+	}
+	return ref, nil
+}
+
+// predictAutoscaler computes the autoscaler's next step and predicts its
+// victims with the target's own model. replicas >= 0 previews that count
+// instead (--replicas).
+func predictAutoscaler(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) (*prediction.Prediction, error) {
+	var h *autoscalingv2.HorizontalPodAutoscaler
+	for _, x := range s.HPAs {
+		if x.Name == ref.Name && x.Namespace == ref.Namespace {
+			h = x
+		}
+	}
+	if h == nil {
+		return nil, &NotFoundError{Ref: ref}
+	}
+	target, err := AutoscalerTarget(h)
+	if err != nil {
+		return nil, err
+	}
+	spec, status, sel, err := scaleOf(s, target)
+	if err != nil {
+		return nil, err
+	}
+	var pods []*corev1.Pod
+	for _, p := range s.Pods {
+		if p.Namespace == h.Namespace && sel.Matches(labels.Set(p.Labels)) {
+			pods = append(pods, p)
+		}
+	}
+	cfg := autoscaler.DefaultConfig()
+	cfg.ConfigurableTolerance = o.Rules.HPATolerance
+	rec, err := autoscaler.Recommend(autoscaler.Input{HPA: h, SpecReplicas: spec, StatusReplicas: status, Pods: pods, Now: o.Now, Config: cfg})
+	if err != nil {
+		return nil, err
+	}
+	minR := int32(1)
+	if h.Spec.MinReplicas != nil {
+		minR = *h.Spec.MinReplicas
+	}
+	info := &prediction.Autoscaler{Name: h.Name, MinReplicas: minR, MaxReplicas: h.Spec.MaxReplicas, Recommendation: rec}
+	manual := replicas >= 0
+	if !manual {
+		replicas = rec.Desired
+	}
+	info.Previewed = replicas
+
+	p, err := Predict(s, target, replicas, o)
+	if err != nil {
+		return nil, err
+	}
+	p.Autoscaler = info
+	// The autoscaler's gates matter here: list them with the others.
+	gates := map[string]bool{}
+	for _, m := range []map[string]bool{p.Rules.FeatureGates, o.Rules.AutoscalerGates} {
+		for k, v := range m {
+			gates[k] = v
+		}
+	}
+	p.Rules.FeatureGates = gates
+	var warnings []string
+	if manual {
+		switch {
+		case replicas < minR:
+			warnings = append(warnings, fmt.Sprintf("%d is below the autoscaler's minReplicas %d: it scales back up to %d at its next sync", replicas, minR, minR))
+		case replicas > h.Spec.MaxReplicas:
+			warnings = append(warnings, fmt.Sprintf("%d is above the autoscaler's maxReplicas %d: it scales down to %d at its next sync", replicas, h.Spec.MaxReplicas, h.Spec.MaxReplicas))
+		}
+		p.Message = fmt.Sprintf("previewing %d replicas (the autoscaler %s recommends %s): %s", replicas, h.Name, recText(rec), p.Message)
+	} else {
+		p.Message = fmt.Sprintf("the autoscaler %s recommends %s (%s): %s", h.Name, recText(rec), rec.Reason, p.Message)
+		if !rec.Certain {
+			p.Certain = false
+			if rec.DesiredMax > rec.Desired && rec.Desired < spec {
+				markOpen(s, target, rec, p, o)
+			}
+		}
+	}
+	for _, u := range rec.Uncertain {
+		warnings = append(warnings, "recommendation uncertain: "+u)
+	}
+	for _, n := range rec.Notes {
+		warnings = append(warnings, "autoscaler: "+n)
+	}
+	p.Warnings = append(p.Warnings, warnings...)
+	return p, nil
+}
+
+// markOpen: the recommendation is a range; pods deleted at its low end but
+// kept at its high end are open.
+func markOpen(s *snapshot.Snapshot, target snapshot.Ref, rec *autoscaler.Recommendation, p *prediction.Prediction, o Options) {
+	hi, err := Predict(s, target, min(rec.DesiredMax, rec.Current), o)
+	if err != nil {
+		return
+	}
+	sure := map[string]bool{}
+	for _, v := range hi.Victims {
+		sure[v] = true
+	}
+	for i := range p.Pods {
+		pod := &p.Pods[i]
+		if pod.Fate == prediction.FateDelete && !sure[pod.Name] {
+			pod.Certain = false
+			pod.Reason = strings.TrimPrefix(pod.Reason+"; ", "; ") + fmt.Sprintf("deleted only if the autoscaler goes below %d", rec.DesiredMax)
+		}
+	}
+}
+
+func recText(r *autoscaler.Recommendation) string {
+	s := fmt.Sprintf("%d replicas (now %d)", r.Desired, r.Current)
+	if r.DesiredMax != r.Desired {
+		s = fmt.Sprintf("%d to %d replicas (now %d)", r.Desired, r.DesiredMax, r.Current)
+	}
+	return s
+}
+
+// scaleOf reads what the target's scale subresource shows: spec and status
+// replicas and the selector.
+func scaleOf(s *snapshot.Snapshot, ref snapshot.Ref) (spec, status int32, sel labels.Selector, err error) {
+	var ls *metav1.LabelSelector
+	found := false
+	switch ref.Kind {
+	case snapshot.Deployment:
+		for _, d := range s.Deployments {
+			if d.Name == ref.Name && d.Namespace == ref.Namespace {
+				spec, status, ls, found = replicasOf(d.Spec.Replicas), d.Status.Replicas, d.Spec.Selector, true
+			}
+		}
+	case snapshot.ReplicaSet:
+		for _, rs := range s.ReplicaSets {
+			if rs.Name == ref.Name && rs.Namespace == ref.Namespace {
+				spec, status, ls, found = replicasOf(rs.Spec.Replicas), rs.Status.Replicas, rs.Spec.Selector, true
+			}
+		}
+	case snapshot.StatefulSet:
+		for _, st := range s.StatefulSets {
+			if st.Name == ref.Name && st.Namespace == ref.Namespace {
+				spec, status, ls, found = replicasOf(st.Spec.Replicas), st.Status.Replicas, st.Spec.Selector, true
+			}
+		}
+	case snapshot.ReplicationController:
+		for _, rc := range s.ReplicationControllers {
+			if rc.Name == ref.Name && rc.Namespace == ref.Namespace {
+				spec, status, found = replicasOf(rc.Spec.Replicas), rc.Status.Replicas, true
+				sel = labels.SelectorFromSet(rc.Spec.Selector)
+			}
+		}
+	}
+	if !found {
+		return 0, 0, nil, &NotFoundError{Ref: ref}
+	}
+	if sel == nil {
+		if sel, err = metav1.LabelSelectorAsSelector(ls); err != nil {
+			return 0, 0, nil, fmt.Errorf("%s %s has an invalid selector: %v", ref.Kind, ref.Name, err)
+		}
+	}
+	return spec, status, sel, nil
+}
