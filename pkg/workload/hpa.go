@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/scale-preview/scale-preview/pkg/autoscaler"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
@@ -18,26 +17,6 @@ import (
 // UseRecommendation, passed as the replica count for a
 // HorizontalPodAutoscaler, previews the autoscaler's own next step.
 const UseRecommendation int32 = -1
-
-// AutoscalerTarget maps an autoscaler's scaleTargetRef to the kind the
-// plugin models, or returns ErrUnsupported.
-func AutoscalerTarget(h *autoscalingv2.HorizontalPodAutoscaler) (snapshot.Ref, error) {
-	t := h.Spec.ScaleTargetRef
-	gv, err := schema.ParseGroupVersion(t.APIVersion)
-	if err != nil {
-		return snapshot.Ref{}, fmt.Errorf("HorizontalPodAutoscaler %s has an invalid scaleTargetRef apiVersion %q: %v", h.Name, t.APIVersion, err)
-	}
-	ref := snapshot.Ref{Namespace: h.Namespace, Name: t.Name}
-	switch {
-	case gv.Group == "apps" && (t.Kind == snapshot.Deployment || t.Kind == snapshot.ReplicaSet || t.Kind == snapshot.StatefulSet):
-		ref.Kind = t.Kind
-	case gv.Group == "" && t.Kind == snapshot.ReplicationController:
-		ref.Kind = t.Kind
-	default:
-		return snapshot.Ref{}, fmt.Errorf("%w: HorizontalPodAutoscaler %s scales %s %s (%s), which scale-preview does not model", ErrUnsupported, h.Name, t.Kind, t.Name, t.APIVersion)
-	}
-	return ref, nil
-}
 
 // predictAutoscaler computes the autoscaler's next step and predicts its
 // victims with the target's own model. replicas >= 0 previews that count
@@ -52,9 +31,10 @@ func predictAutoscaler(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	if h == nil {
 		return nil, &NotFoundError{Ref: ref}
 	}
-	target, err := AutoscalerTarget(h)
-	if err != nil {
-		return nil, err
+	target, ok := snapshot.AutoscalerTarget(h)
+	if !ok {
+		t := h.Spec.ScaleTargetRef
+		return nil, fmt.Errorf("%w: HorizontalPodAutoscaler %s scales %s %s (%s), which scale-preview does not model", ErrUnsupported, h.Name, t.Kind, t.Name, t.APIVersion)
 	}
 	spec, status, sel, err := scaleOf(s, target)
 	if err != nil {
