@@ -203,7 +203,7 @@ func withPolicies(in Input, b *autoscalingv2.HorizontalPodAutoscalerBehavior, mi
 	one := func(desired int32) (int32, string) {
 		switch {
 		case desired > current:
-			limit := upLimit(current, b.ScaleUp)
+			limit := policyLimit(current, b.ScaleUp, true)
 			if limit < current {
 				limit = current
 			}
@@ -216,7 +216,7 @@ func withPolicies(in Input, b *autoscalingv2.HorizontalPodAutoscalerBehavior, mi
 				return maxAllowed, fmt.Sprintf("the metrics ask for %d, capped at %d by %s", desired, maxAllowed, why)
 			}
 		case desired < current:
-			limit := downLimit(current, b.ScaleDown)
+			limit := policyLimit(current, b.ScaleDown, false)
 			if limit > current {
 				limit = current
 			}
@@ -249,43 +249,29 @@ func withPolicies(in Input, b *autoscalingv2.HorizontalPodAutoscalerBehavior, mi
 	return interval{lo, hi}, why
 }
 
-// upLimit is calculateScaleUpLimitWithScalingRules with no past events.
-func upLimit(current int32, rules *autoscalingv2.HPAScalingRules) int32 {
+// policyLimit is calculateScaleUpLimitWithScalingRules (up) or
+// calculateScaleDownLimitWithBehaviors with no past events: the furthest
+// count the policies allow from current.
+func policyLimit(current int32, rules *autoscalingv2.HPAScalingRules, up bool) int32 {
 	if *rules.SelectPolicy == autoscalingv2.DisabledPolicySelect {
 		return current
 	}
-	result, pick := int32(math.MinInt32), maxOf
-	if *rules.SelectPolicy == autoscalingv2.MinChangePolicySelect {
-		result, pick = math.MaxInt32, minOf
-	}
-	for _, p := range rules.Policies {
-		var proposed int32
-		switch p.Type {
-		case autoscalingv2.PodsScalingPolicy:
-			proposed = current + p.Value
-		case autoscalingv2.PercentScalingPolicy:
-			proposed = int32(math.Ceil(float64(current) * (1 + float64(p.Value)/100)))
-		}
-		result = pick(result, proposed)
-	}
-	return result
-}
-
-// downLimit is calculateScaleDownLimitWithBehaviors with no past events.
-func downLimit(current int32, rules *autoscalingv2.HPAScalingRules) int32 {
-	if *rules.SelectPolicy == autoscalingv2.DisabledPolicySelect {
-		return current
-	}
+	// Max picks the biggest change: the highest count up, the lowest down.
+	highest := up == (*rules.SelectPolicy != autoscalingv2.MinChangePolicySelect)
 	result, pick := int32(math.MaxInt32), minOf
-	if *rules.SelectPolicy == autoscalingv2.MinChangePolicySelect {
+	if highest {
 		result, pick = math.MinInt32, maxOf
 	}
 	for _, p := range rules.Policies {
 		var proposed int32
-		switch p.Type {
-		case autoscalingv2.PodsScalingPolicy:
+		switch {
+		case p.Type == autoscalingv2.PodsScalingPolicy && up:
+			proposed = current + p.Value
+		case p.Type == autoscalingv2.PodsScalingPolicy:
 			proposed = current - p.Value
-		case autoscalingv2.PercentScalingPolicy:
+		case p.Type == autoscalingv2.PercentScalingPolicy && up:
+			proposed = int32(math.Ceil(float64(current) * (1 + float64(p.Value)/100)))
+		case p.Type == autoscalingv2.PercentScalingPolicy:
 			proposed = int32(float64(current) * (1 - float64(p.Value)/100))
 		}
 		result = pick(result, proposed)

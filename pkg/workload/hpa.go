@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -22,13 +21,8 @@ const UseRecommendation int32 = -1
 // victims with the target's own model. replicas >= 0 previews that count
 // instead (--replicas).
 func predictAutoscaler(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) (*prediction.Prediction, error) {
-	var h *autoscalingv2.HorizontalPodAutoscaler
-	for _, x := range s.HPAs {
-		if x.Name == ref.Name && x.Namespace == ref.Namespace {
-			h = x
-		}
-	}
-	if h == nil {
+	h, ok := named(s.HPAs, ref)
+	if !ok {
 		return nil, &NotFoundError{Ref: ref}
 	}
 	target, ok := snapshot.AutoscalerTarget(h)
@@ -139,29 +133,21 @@ func scaleOf(s *snapshot.Snapshot, ref snapshot.Ref) (spec, status int32, sel la
 	found := false
 	switch ref.Kind {
 	case snapshot.Deployment:
-		for _, d := range s.Deployments {
-			if d.Name == ref.Name && d.Namespace == ref.Namespace {
-				spec, status, ls, found = replicasOf(d.Spec.Replicas), d.Status.Replicas, d.Spec.Selector, true
-			}
+		if d, ok := named(s.Deployments, ref); ok {
+			spec, status, ls, found = replicasOf(d.Spec.Replicas), d.Status.Replicas, d.Spec.Selector, true
 		}
 	case snapshot.ReplicaSet:
-		for _, rs := range s.ReplicaSets {
-			if rs.Name == ref.Name && rs.Namespace == ref.Namespace {
-				spec, status, ls, found = replicasOf(rs.Spec.Replicas), rs.Status.Replicas, rs.Spec.Selector, true
-			}
+		if rs, ok := named(s.ReplicaSets, ref); ok {
+			spec, status, ls, found = replicasOf(rs.Spec.Replicas), rs.Status.Replicas, rs.Spec.Selector, true
 		}
 	case snapshot.StatefulSet:
-		for _, st := range s.StatefulSets {
-			if st.Name == ref.Name && st.Namespace == ref.Namespace {
-				spec, status, ls, found = replicasOf(st.Spec.Replicas), st.Status.Replicas, st.Spec.Selector, true
-			}
+		if st, ok := named(s.StatefulSets, ref); ok {
+			spec, status, ls, found = replicasOf(st.Spec.Replicas), st.Status.Replicas, st.Spec.Selector, true
 		}
 	case snapshot.ReplicationController:
-		for _, rc := range s.ReplicationControllers {
-			if rc.Name == ref.Name && rc.Namespace == ref.Namespace {
-				spec, status, found = replicasOf(rc.Spec.Replicas), rc.Status.Replicas, true
-				sel = labels.SelectorFromSet(rc.Spec.Selector)
-			}
+		if rc, ok := named(s.ReplicationControllers, ref); ok {
+			spec, status, found = replicasOf(rc.Spec.Replicas), rc.Status.Replicas, true
+			sel = labels.SelectorFromSet(rc.Spec.Selector)
 		}
 	}
 	if !found {
@@ -173,4 +159,15 @@ func scaleOf(s *snapshot.Snapshot, ref snapshot.Ref) (spec, status int32, sel la
 		}
 	}
 	return spec, status, sel, nil
+}
+
+// named finds ref's object in a snapshot list.
+func named[T metav1.Object](list []T, ref snapshot.Ref) (T, bool) {
+	for _, o := range list {
+		if o.GetName() == ref.Name && o.GetNamespace() == ref.Namespace {
+			return o, true
+		}
+	}
+	var zero T
+	return zero, false
 }
