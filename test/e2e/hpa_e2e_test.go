@@ -35,18 +35,38 @@ import (
 // while the stabilization window still holds the scale-in back; the window
 // then expires, the controller scales, and the pods it deleted must be the
 // predicted ones. Set E2E_HPA=1 (it runs its own HPA-only
-// kube-controller-manager and takes about two minutes).
+// kube-controller-manager and takes about two and a half minutes).
 func TestAutoscalerScalesAsPredicted(t *testing.T) {
 	if os.Getenv("E2E_HPA") != "1" {
 		t.Skip("set E2E_HPA=1 to run the HorizontalPodAutoscaler end-to-end test")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	c := env.cp.admin
+	var value atomic.Int64
+	srv := metricsServer(t, &value)
+	defer srv.Close()
+	if err := registerExternalMetrics(ctx, t, srv); err != nil {
+		t.Fatalf("register the test metrics API: %v", err)
+	}
+	stop := startHPAController(t)
+	defer stop()
 
+	// 6 ready pods, a target of 10 for the whole metric.
+	t.Run("ratio", func(t *testing.T) {
+		// 5: ceil(0.5 * 6) = 3.
+		hpaCase(ctx, t, &value, 5, nil, 3)
+	})
+	t.Run("pods-policy", func(t *testing.T) {
+		// 2: ceil(0.2 * 6) = 2, but at most 2 pods per minute go: 4.
+		hpaCase(ctx, t, &value, 2, []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 2, PeriodSeconds: 60}}, 4)
+	})
+}
+
+func hpaCase(ctx context.Context, t *testing.T, value *atomic.Int64, metric int64, policies []autoscalingv2.HPAScalingPolicy, want int32) {
+	c := env.cp.admin
 	// Ready times far apart so that no log2 bucket changes while the
 	// window runs; nodes shared so that ranks matter too.
-	sc := &scenario{name: "hpa", kind: kindDeployment, replicas: 6, states: []podState{
+	sc := &scenario{name: "hpa-" + t.Name()[strings.LastIndex(t.Name(), "/")+1:], kind: kindDeployment, replicas: 6, states: []podState{
 		running("node-a", 2*time.Hour), running("node-a", 9*time.Hour), running("node-a", 40*time.Hour),
 		running("node-b", 5*time.Hour), running("node-b", 150*time.Hour), running("node-c", 20*time.Hour),
 	}}
@@ -54,15 +74,7 @@ func TestAutoscalerScalesAsPredicted(t *testing.T) {
 	if err := r.prepare(ctx); err != nil {
 		t.Fatalf("prepare: %v", err)
 	}
-
-	// The metric: 6 ready pods, target 10, value 5 -> ceil(0.5 * 6) = 3.
-	var value atomic.Int64
-	value.Store(5)
-	srv := metricsServer(t, &value)
-	defer srv.Close()
-	if err := registerExternalMetrics(ctx, t, srv); err != nil {
-		t.Fatalf("register the test metrics API: %v", err)
-	}
+	value.Store(metric)
 
 	window := int32(60)
 	minR := int32(1)
@@ -74,14 +86,16 @@ func TestAutoscalerScalesAsPredicted(t *testing.T) {
 			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
 				Metric: autoscalingv2.MetricIdentifier{Name: "queue_depth"},
 				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: resource.NewQuantity(10, resource.DecimalSI)}}}},
-			Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: &window}},
+			Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: &window, Policies: policies}},
 		},
 	}
 	if _, err := c.AutoscalingV2().HorizontalPodAutoscalers(r.ns).Create(ctx, h, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	stop := startHPAController(t)
-	defer stop()
+	// Stop further steps once this one is checked.
+	defer func() {
+		_ = c.AutoscalingV2().HorizontalPodAutoscalers(r.ns).Delete(context.Background(), "web", metav1.DeleteOptions{})
+	}()
 
 	// The first sync writes the status; the window holds the scale-in.
 	var synced *autoscalingv2.HorizontalPodAutoscaler
@@ -111,8 +125,8 @@ func TestAutoscalerScalesAsPredicted(t *testing.T) {
 	}
 	rec := p.Autoscaler.Recommendation
 	t.Logf("prediction: %s; victims %v; certain %v", p.Message, p.Victims, p.Certain)
-	if rec.Desired != 3 || !rec.Certain {
-		t.Fatalf("recommendation %d..%d certain %v, want 3 (%s)", rec.Desired, rec.DesiredMax, rec.Certain, rec.Reason)
+	if rec.Desired != want || !rec.Certain {
+		t.Fatalf("recommendation %d..%d certain %v, want %d (%s)", rec.Desired, rec.DesiredMax, rec.Certain, want, rec.Reason)
 	}
 	if p.StableUntil != nil && p.StableUntil.Before(predictedAt.Add(3*time.Minute)) {
 		t.Fatalf("the prediction only holds until %s: the fixture's ready times are too close to a bucket edge", p.StableUntil)
@@ -120,38 +134,36 @@ func TestAutoscalerScalesAsPredicted(t *testing.T) {
 
 	// Wait for the real scale-in and the pods it deletes (bound pods stay
 	// Terminating: no kubelet).
-	var deleted []string
-	err = pollUntil(ctx, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
+	terminating := func(ctx context.Context) []string {
 		pods, _, err := r.listPods(ctx)
 		if err != nil {
-			return false, nil
+			return nil
 		}
-		deleted = deleted[:0]
+		var out []string
 		for _, pod := range pods {
 			if pod.DeletionTimestamp != nil {
-				deleted = append(deleted, pod.Name)
+				out = append(out, pod.Name)
 			}
 		}
-		return len(deleted) >= 3, nil
+		sort.Strings(out)
+		return out
+	}
+	var deleted []string
+	err = pollUntil(ctx, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
+		deleted = terminating(ctx)
+		return len(deleted) >= len(p.Victims), nil
 	})
 	if err != nil {
 		t.Fatalf("the autoscaler did not scale in: %v (deleted %v)\n%s", err, deleted, tailFile(filepath.Join(env.cp.dir, "kube-controller-manager-hpa.log"), 30))
 	}
-	time.Sleep(2 * time.Second) // nothing more may go
-	pods, _, _ := r.listPods(ctx)
-	deleted = deleted[:0]
-	for _, pod := range pods {
-		if pod.DeletionTimestamp != nil {
-			deleted = append(deleted, pod.Name)
-		}
-	}
+	time.Sleep(2 * time.Second) // nothing more may go in this step
+	deleted = terminating(ctx)
 	d, _ := c.AppsV1().Deployments(r.ns).Get(ctx, workloadName, metav1.GetOptions{})
 	t.Logf("the controller scaled to %d %s after the prediction; deleted %v", deref0(d.Spec.Replicas), time.Since(predictedAt).Round(time.Second), deleted)
-	want := append([]string(nil), p.Victims...)
-	sort.Strings(want)
-	sort.Strings(deleted)
-	if deref0(d.Spec.Replicas) != rec.Desired || strings.Join(want, ",") != strings.Join(deleted, ",") {
-		t.Errorf("predicted %d replicas and victims %v; the real controllers made %d and deleted %v", rec.Desired, want, deref0(d.Spec.Replicas), deleted)
+	victims := append([]string(nil), p.Victims...)
+	sort.Strings(victims)
+	if deref0(d.Spec.Replicas) != rec.Desired || strings.Join(victims, ",") != strings.Join(deleted, ",") {
+		t.Errorf("predicted %d replicas and victims %v; the real controllers made %d and deleted %v", rec.Desired, victims, deref0(d.Spec.Replicas), deleted)
 	}
 }
 
