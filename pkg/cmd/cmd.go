@@ -24,6 +24,7 @@ import (
 
 	"github.com/scale-preview/scale-preview/pkg/rules"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
+	"github.com/scale-preview/scale-preview/pkg/workload"
 )
 
 // Options holds the command's inputs, completed and validated before Run.
@@ -44,6 +45,7 @@ type Options struct {
 	TargetNode      string
 
 	replicasSet bool
+	recommend   bool // hpa/NAME without --replicas: the autoscaler's next step
 	ref         snapshot.Ref
 	files       []string // -f expanded to files
 	now         time.Time
@@ -174,6 +176,10 @@ func (o *Options) Complete(c *cobra.Command, args []string) error {
 		return err
 	}
 	o.ref.Namespace = ns
+	if !o.replicasSet && o.ref.Kind == snapshot.HorizontalPodAutoscaler {
+		// Without --replicas an autoscaler previews its own next step.
+		o.Replicas, o.replicasSet, o.recommend = workload.UseRecommendation, true, true
+	}
 	return o.completeRules()
 }
 
@@ -264,11 +270,16 @@ func (o *Options) completePrinter() error {
 // Validate checks the replica count and the rule version.
 func (o *Options) Validate() error {
 	if !o.replicasSet {
-		return withCode(ExitUsage, "--replicas is required, e.g. kubectl scale-preview deploy/web --replicas=3")
+		return withCode(ExitUsage, "--replicas is required, e.g. kubectl scale-preview deploy/web --replicas=3 (for hpa/NAME it is optional)")
 	}
-	if o.Replicas < 0 {
+	if o.Replicas < 0 && !o.recommend {
 		return withCode(ExitUsage, "--replicas must not be negative, got %d", o.Replicas)
 	}
+	return o.validateRules()
+}
+
+// validateRules checks --kube-version and --feature-gates together.
+func (o *Options) validateRules() error {
 	if o.minor != 0 {
 		if _, err := rules.For(o.minor, o.gates); err != nil {
 			return withCode(ExitUsage, "%v", err)

@@ -54,7 +54,9 @@ type Prediction struct {
 	// Conflicts are what will fight or be hurt by the change.
 	Conflicts []Conflict `json:"conflicts"`
 	Steering  *Steering  `json:"steering,omitempty"`
-	Warnings  []string   `json:"warnings"`
+	// Autoscaler is set when the target is a HorizontalPodAutoscaler.
+	Autoscaler *Autoscaler `json:"autoscaler,omitempty"`
+	Warnings   []string    `json:"warnings"`
 }
 
 // Impact is where the replicas are before and after the scale-in.

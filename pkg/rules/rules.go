@@ -41,6 +41,9 @@ const (
 	StatefulSetAutoDeletePVC    = "StatefulSetAutoDeletePVC"
 	StatefulSetStartOrdinal     = "StatefulSetStartOrdinal"
 	StatefulSetRecreateStrategy = "StatefulSetRecreateStrategy"
+	// HPAConfigurableTolerance lets an autoscaler's behavior override the
+	// controller-wide tolerance.
+	HPAConfigurableTolerance = "HPAConfigurableTolerance"
 )
 
 // gateSpan is one gate's life: the minor version it appeared in, the
@@ -57,6 +60,7 @@ var gateHistory = map[string]gateSpan{
 	StatefulSetAutoDeletePVC:    {added: 23, defaultOn: 27, locked: 32, removed: 35},
 	StatefulSetStartOrdinal:     {added: 26, defaultOn: 27, locked: 31, removed: 34},
 	StatefulSetRecreateStrategy: {added: 37},
+	HPAConfigurableTolerance:    {added: 33, defaultOn: 35, locked: 37},
 }
 
 func (h gateSpan) exists(minor int) bool {
@@ -94,6 +98,12 @@ type RuleSet struct {
 
 	Deployment  DeploymentRules
 	StatefulSet StatefulSetRules
+	Autoscaler  AutoscalerRules
+}
+
+// AutoscalerRules are the HorizontalPodAutoscaler controller's switches.
+type AutoscalerRules struct {
+	ConfigurableTolerance bool // behavior's per-direction tolerance is honoured
 }
 
 // DeploymentRules are the deployment controller's version switches.
@@ -157,6 +167,7 @@ const (
 	KindReplicaSet  = "ReplicaSet/RC"
 	KindDeployment  = "Deployment"
 	KindStatefulSet = "StatefulSet"
+	KindAutoscaler  = "HorizontalPodAutoscaler"
 )
 
 // Switches is the version table: every version-dependent behaviour.
@@ -199,6 +210,21 @@ var Switches = []Switch{
 		What: "the Recreate update strategy exists", ref: func(r *RuleSet) *bool { return &r.StatefulSet.RecreateStrategy }},
 	{Field: "StatefulSet.RecreateGate", Kind: KindStatefulSet, Since: 37, Gate: StatefulSetRecreateStrategy,
 		What: "the Recreate update strategy is enabled", ref: func(r *RuleSet) *bool { return &r.StatefulSet.RecreateGate }},
+	{Field: "Autoscaler.ConfigurableTolerance", Kind: KindAutoscaler, Gate: HPAConfigurableTolerance,
+		What: "an autoscaler's behavior.scaleUp/scaleDown.tolerance replaces the controller-wide 0.1", ref: func(r *RuleSet) *bool { return &r.Autoscaler.ConfigurableTolerance }},
+}
+
+// GatesOf returns the effective gates read by the controllers of these
+// kinds (KindComparator, KindStatefulSet, ...): what a prediction for one
+// workload kind lists.
+func (r RuleSet) GatesOf(kinds ...string) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range Switches {
+		if v, ok := r.Gates[s.Gate]; ok && slices.Contains(kinds, s.Kind) {
+			out[s.Gate] = v
+		}
+	}
+	return out
 }
 
 // On reports whether the switch is on in 1.<minor> with these effective gates.

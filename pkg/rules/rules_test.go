@@ -32,11 +32,11 @@ var gateTable = map[int]struct {
 	30: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, nil},
 	31: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, []string{LogarithmicScaleDown, StatefulSetStartOrdinal}},
 	32: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal}},
-	33: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal}},
-	34: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC}},
-	35: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true}, []string{LogarithmicScaleDown}},
-	36: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true}, []string{LogarithmicScaleDown}},
-	37: {map[string]bool{PodDeletionCost: true, StatefulSetRecreateStrategy: false}, nil},
+	33: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true, HPAConfigurableTolerance: false}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal}},
+	34: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, HPAConfigurableTolerance: false}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC}},
+	35: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, HPAConfigurableTolerance: true}, []string{LogarithmicScaleDown}},
+	36: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, HPAConfigurableTolerance: true}, []string{LogarithmicScaleDown}},
+	37: {map[string]bool{PodDeletionCost: true, StatefulSetRecreateStrategy: false, HPAConfigurableTolerance: true}, []string{HPAConfigurableTolerance}},
 }
 
 func TestGateTableCoversEveryVersion(t *testing.T) {
@@ -274,6 +274,41 @@ func TestParseMinor(t *testing.T) {
 		_, err := ParseMinor(in)
 		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), strconv.Quote(in)) {
 			t.Errorf("ParseMinor(%q) error = %v, want %q", in, err, why)
+		}
+	}
+}
+
+func TestAutoscalerToleranceGate(t *testing.T) {
+	for _, c := range []struct {
+		minor    int
+		override map[string]bool
+		want     bool
+		exists   bool
+		err      bool
+	}{
+		{32, nil, false, false, false},
+		{32, map[string]bool{HPAConfigurableTolerance: true}, false, false, true},
+		{33, nil, false, true, false},
+		{34, map[string]bool{HPAConfigurableTolerance: true}, true, true, false},
+		{35, nil, true, true, false},
+		{36, map[string]bool{HPAConfigurableTolerance: false}, false, true, false},
+		{37, nil, true, true, false},
+		{37, map[string]bool{HPAConfigurableTolerance: false}, false, true, true}, // GA, locked
+	} {
+		r, err := For(c.minor, c.override)
+		if (err != nil) != c.err {
+			t.Errorf("1.%d %v: err %v", c.minor, c.override, err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		_, exists := r.GatesOf(KindAutoscaler)[HPAConfigurableTolerance]
+		if r.Autoscaler.ConfigurableTolerance != c.want || exists != c.exists {
+			t.Errorf("1.%d %v: tolerance %v exists %v, want %v %v", c.minor, c.override, r.Autoscaler.ConfigurableTolerance, exists, c.want, c.exists)
+		}
+		if _, listed := r.GatesOf(KindComparator, KindReplicaSet, KindStatefulSet)[HPAConfigurableTolerance]; listed {
+			t.Errorf("1.%d: the autoscaler gate is listed with the scale-in gates", c.minor)
 		}
 	}
 }

@@ -37,6 +37,7 @@ StatefulSet.UnavailableFirst            StatefulSet    1.34-1.37
 StatefulSet.OwnerIndex                  StatefulSet    1.34-1.37
 StatefulSet.RecreateStrategy            StatefulSet    1.37-1.37
 StatefulSet.RecreateGate                StatefulSet    never      gate StatefulSetRecreateStrategy
+Autoscaler.ConfigurableTolerance        HorizontalPodAutoscaler1.35-1.37  gate HPAConfigurableTolerance
 `
 
 // onByDefault renders the versions in which a switch is on with default

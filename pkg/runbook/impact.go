@@ -27,6 +27,7 @@ func Analyze(s *snapshot.Snapshot, ref snapshot.Ref, p *prediction.Prediction) {
 	p.Impact = impact(s, p)
 	p.Conflicts = append(p.Conflicts, hpaConflicts(s, ref, p)...)
 	p.Conflicts = append(p.Conflicts, pdbConflicts(s, p)...)
+	p.Conflicts = append(p.Conflicts, costManagerConflicts(s, p)...)
 	for _, pod := range p.Pods {
 		switch {
 		case pod.Fate == prediction.FateTerminating:

@@ -3,6 +3,8 @@
 package snapshot
 
 import (
+	"strings"
+
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +17,8 @@ const (
 	ReplicaSet            = "ReplicaSet"
 	ReplicationController = "ReplicationController"
 	StatefulSet           = "StatefulSet"
+	// HorizontalPodAutoscaler: preview the autoscaler's next step for its target.
+	HorizontalPodAutoscaler = "HorizontalPodAutoscaler"
 )
 
 // Ref names the object to scale.
@@ -40,4 +44,22 @@ type Snapshot struct {
 	PDBs        []*policyv1.PodDisruptionBudget
 	// Notes are one-line remarks from the source, e.g. what it could not read.
 	Notes []string
+}
+
+// AutoscalerTarget is the object an autoscaler scales, when it is of a kind
+// the plugin models.
+func AutoscalerTarget(h *autoscalingv2.HorizontalPodAutoscaler) (Ref, bool) {
+	t := h.Spec.ScaleTargetRef
+	group, _, _ := strings.Cut(t.APIVersion, "/")
+	if !strings.Contains(t.APIVersion, "/") {
+		group = ""
+	}
+	ref := Ref{Kind: t.Kind, Namespace: h.Namespace, Name: t.Name}
+	switch {
+	case group == "apps" && (t.Kind == Deployment || t.Kind == ReplicaSet || t.Kind == StatefulSet):
+		return ref, true
+	case group == "" && t.Kind == ReplicationController:
+		return ref, true
+	}
+	return Ref{}, false
 }

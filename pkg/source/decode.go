@@ -148,11 +148,28 @@ type envelope struct {
 	Status     corev1.PodStatus `json:"status"`
 }
 
-// podMeta is ObjectMeta without managedFields, which nothing reads and
-// which is often the largest part of a pod.
+// podMeta is ObjectMeta with only the managedFields entries that own the
+// deletion-cost annotation: the rest is often the largest part of a pod and
+// nothing reads it.
 type podMeta struct {
 	metav1.ObjectMeta `json:",inline"`
-	ManagedFields     skip `json:"managedFields"`
+	ManagedFields     costEntries `json:"managedFields"`
+}
+
+// costEntries decodes managedFields only when they mention the
+// deletion-cost annotation, and keeps just the entries that own it.
+type costEntries []metav1.ManagedFieldsEntry
+
+func (c *costEntries) UnmarshalJSON(raw []byte) error {
+	if !bytes.Contains(raw, []byte(costField)) {
+		return nil
+	}
+	var all []metav1.ManagedFieldsEntry
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return err
+	}
+	*c = costManagers(all)
+	return nil
 }
 
 // skip consumes a value without keeping it.
@@ -245,6 +262,7 @@ func decodeObject(in pending, ns string) decoded {
 		}
 		p := &corev1.Pod{Spec: env.Spec, Status: env.Status}
 		p.ObjectMeta = env.Metadata.ObjectMeta
+		p.ManagedFields = env.Metadata.ManagedFields
 		p.APIVersion, p.Kind = *env.APIVersion, *env.Kind
 		if p.Namespace == "" {
 			p.Namespace = ns

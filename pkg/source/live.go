@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sort"
@@ -8,6 +9,7 @@ import (
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -30,6 +32,9 @@ type Live struct {
 
 // Load reads the target and everything its controller looks at.
 func (l *Live) Load(ctx context.Context, ref snapshot.Ref) (*snapshot.Snapshot, error) {
+	if ref.Kind == snapshot.HorizontalPodAutoscaler {
+		return l.loadAutoscaler(ctx, ref)
+	}
 	s := &snapshot.Snapshot{}
 	ns := ref.Namespace
 	apps := l.Client.AppsV1()
@@ -225,7 +230,9 @@ func (l *Live) Load(ctx context.Context, ref snapshot.Ref) (*snapshot.Snapshot, 
 		}, metav1.ListOptions{LabelSelector: serverSelector}, func(obj runtime.Object) {
 			items := obj.(*corev1.PodList).Items
 			for i := range items {
+				costOwners := costManagers(items[i].ManagedFields)
 				strip(&items[i].ObjectMeta)
+				items[i].ManagedFields = costOwners
 				items[i].Spec.Volumes = nil // large and unused
 				pods = append(pods, &items[i])
 			}
@@ -316,4 +323,46 @@ func reason(err error) string {
 		return "forbidden"
 	}
 	return err.Error()
+}
+
+// loadAutoscaler reads the autoscaler and everything its target's
+// prediction needs.
+func (l *Live) loadAutoscaler(ctx context.Context, ref snapshot.Ref) (*snapshot.Snapshot, error) {
+	h, err := l.Client.AutoscalingV2().HorizontalPodAutoscalers(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	strip(&h.ObjectMeta)
+	target, ok := snapshot.AutoscalerTarget(h)
+	if !ok {
+		// The workload model reports the unsupported target.
+		return &snapshot.Snapshot{HPAs: []*autoscalingv2.HorizontalPodAutoscaler{h}}, nil
+	}
+	s, err := l.Load(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	for i, x := range s.HPAs {
+		if x.Name == h.Name {
+			s.HPAs = append(s.HPAs[:i], s.HPAs[i+1:]...)
+			break
+		}
+	}
+	s.HPAs = append(s.HPAs, h)
+	return s, nil
+}
+
+// costField is the deletion-cost annotation as managedFields name it.
+const costField = `"f:controller.kubernetes.io/pod-deletion-cost"`
+
+// costManagers keeps the managedFields entries that own the
+// pod-deletion-cost annotation: they tell who would overwrite steering.
+func costManagers(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	var out []metav1.ManagedFieldsEntry
+	for _, e := range entries {
+		if e.FieldsV1 != nil && bytes.Contains(e.FieldsV1.Raw, []byte(costField)) {
+			out = append(out, e)
+		}
+	}
+	return out
 }

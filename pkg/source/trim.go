@@ -3,13 +3,13 @@ package source
 import corev1 "k8s.io/api/core/v1"
 
 // trimPod drops what no part of the prediction reads, so that a snapshot
-// of many pods stays small: managed fields, volumes, and of containers all
+// of many pods stays small: managed fields other than the deletion cost's, volumes, and of containers all
 // but their names (and, for init containers, the restart policy that marks
 // a sidecar); of container statuses all but name, readiness, start, state
 // and restart count. Everything else is kept: metadata, the scheduling
 // fields, phase and conditions.
 func trimPod(p *corev1.Pod) {
-	p.ManagedFields = nil
+	p.ManagedFields = costManagers(p.ManagedFields) // who would overwrite steering
 	p.Spec.Volumes = nil
 	p.Spec.EphemeralContainers = nil
 	p.Spec.Containers = trimContainers(p.Spec.Containers)

@@ -44,6 +44,8 @@ func Predict(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) 
 		return predictDeployment(s, ref, replicas, o)
 	case snapshot.StatefulSet:
 		return predictStatefulSet(s, ref, replicas, o)
+	case snapshot.HorizontalPodAutoscaler:
+		return predictAutoscaler(s, ref, replicas, o)
 	}
 	return nil, fmt.Errorf("%w: %s", ErrUnsupported, ref.Kind)
 }
@@ -61,7 +63,7 @@ func newPrediction(ref snapshot.Ref, current, desired int32, o Options) *predict
 		Certain:         true,
 		Rules: prediction.RulesInfo{
 			KubernetesVersion: o.Rules.Version(),
-			FeatureGates:      o.Rules.Gates,
+			FeatureGates:      o.Rules.GatesOf(gateKinds(ref.Kind)...),
 			Overridden:        o.Rules.Overridden,
 		},
 	}
@@ -123,4 +125,16 @@ func claim(pods []*corev1.Pod, namespace, uid string, sel labels.Selector) claim
 		}
 	}
 	return out
+}
+
+// gateKinds names the controllers whose gates decide a prediction for this
+// kind of target.
+func gateKinds(kind string) []string {
+	switch kind {
+	case snapshot.StatefulSet:
+		return []string{rules.KindStatefulSet, rules.KindPods}
+	case snapshot.Deployment:
+		return []string{rules.KindComparator, rules.KindReplicaSet, rules.KindDeployment, rules.KindPods}
+	}
+	return []string{rules.KindComparator, rules.KindReplicaSet}
 }
