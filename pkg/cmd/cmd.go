@@ -18,6 +18,7 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/completion"
 
+	"github.com/scale-preview/scale-preview/pkg/complete"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/printer"
 	"github.com/scale-preview/scale-preview/pkg/rules"
@@ -65,6 +66,7 @@ type Options struct {
 	gates    map[string]bool
 	minor    int // from --kube-version; 0 = detect
 	client   kubernetes.Interface
+	ctx      context.Context // cancelled by Ctrl-C; nil in tests that call run
 }
 
 // NewOptions returns Options with kubectl's standard config flags.
@@ -138,6 +140,9 @@ sort), the affected pods are shown with their probability of deletion.`,
 // printed as one line on stderr.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o := NewOptions(genericiooptions.IOStreams{In: stdin, Out: stdout, ErrOut: stderr})
+	ctx, stop := withInterrupt(stderr)
+	defer stop()
+	o.ctx = ctx
 	return run(o, args)
 }
 
@@ -145,9 +150,16 @@ func run(o *Options, args []string) int {
 	c := NewCommand(o)
 	c.SetArgs(args)
 	c.SetIn(o.In)
-	err := c.ExecuteContext(context.Background())
+	if o.ctx == nil {
+		o.ctx = context.Background()
+	}
+	err := c.ExecuteContext(o.ctx)
 	if err == nil {
 		return ExitOK
+	}
+	if interrupted(o.ctx) {
+		fmt.Fprintln(o.ErrOut, "error: interrupted")
+		return ExitInterrupted
 	}
 	if errors.Is(err, errUncertain) {
 		fmt.Fprintln(o.ErrOut, "error: "+err.Error())
@@ -251,7 +263,7 @@ func (o *Options) Run(ctx context.Context) error {
 		if o.client == nil {
 			cfg, err := o.configFlags.ToRESTConfig()
 			if err != nil {
-				return withCode(ExitUsage, "cannot load kubeconfig: %v; set --kubeconfig or KUBECONFIG, or predict offline with -f FILE", err)
+				return o.configError(err)
 			}
 			cfg.ContentType = "application/vnd.kubernetes.protobuf"
 			if o.client, err = kubernetes.NewForConfig(cfg); err != nil {
@@ -280,6 +292,10 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	check, err := complete.Check(snap, o.ref, o.Filename == "")
+	if err != nil {
+		return err
+	}
 	rs, err := rules.For(o.minor, o.gates)
 	if err != nil {
 		return withCode(ExitUsage, "%v", err)
@@ -289,17 +305,18 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	check.Apply(pred)
 	runbook.Analyze(snap, o.ref, pred)
 	if req := (runbook.Request{Spare: o.Spare, Target: o.Target, TargetNode: o.TargetNode}); !req.Empty() {
 		pred.Steering = runbook.Steer(snap, o.ref, o.replicas, wo, pred, req)
 	}
 	pred.Rules.VersionSource, pred.Rules.VersionDetail = info.VersionSource, info.VersionDetail
-	pred.Warnings = append(pred.Warnings, snap.Notes...)
+	pred.Warnings = workload.Dedupe(append(pred.Warnings, snap.Notes...))
 	if err := printer.Print(o.Out, pred, o.Output); err != nil {
 		return err
 	}
 	if o.FailIfUncertain && !pred.Certain {
-		return errUncertain
+		return uncertainError(pred)
 	}
 	return nil
 }

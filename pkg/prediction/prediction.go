@@ -64,6 +64,10 @@ type Prediction struct {
 	Conflicts []Conflict `json:"conflicts,omitempty"`
 	Steering  *Steering  `json:"steering,omitempty"`
 	Warnings  []string   `json:"warnings,omitempty"`
+	// Incomplete says why the input may not show the whole workload at one
+	// moment (status and pods disagree, a change not yet observed, the
+	// workload moved while it was read). Non-empty makes Certain false.
+	Incomplete []string `json:"incomplete,omitempty"`
 }
 
 // Impact is where the replicas are before and after the scale-in.
