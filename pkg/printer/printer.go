@@ -281,14 +281,28 @@ func claimLines(w io.Writer, st *prediction.StatefulSetInfo) {
 	var del []string
 	for _, c := range st.Claims {
 		if c.Fate == prediction.FateDelete {
-			del = append(del, c.Name)
+			del = append(del, c.Name+claimPresence(c))
 		}
 	}
 	if len(del) > 0 {
 		fmt.Fprintf(w, "\n!!! DATA LOSS: whenScaled=Delete: these PersistentVolumeClaims are deleted with their pods: %s\n", strings.Join(del, ", "))
+	} else if st.ClaimPolicy == "Delete" {
+		fmt.Fprintf(w, "\nPersistentVolumeClaims: whenScaled=Delete: no claim is deleted now (no pod with claims is deleted now).\n")
 	} else if len(st.Claims) > 0 || st.ClaimPolicy != "" {
 		fmt.Fprintf(w, "\nPersistentVolumeClaims: whenScaled=%s: the claims of deleted pods stay.\n", orDash(st.ClaimPolicy))
 	}
+}
+
+// claimPresence says whether a named claim was seen: its name follows
+// from the template and the ordinal even when PVCs were not exported.
+func claimPresence(c prediction.Claim) string {
+	switch {
+	case c.Exists == nil:
+		return " (claims not read)"
+	case *c.Exists:
+		return " (exists)"
+	}
+	return " (not in the snapshot)"
 }
 
 // impactLines draws pods per node (and zone) before -> after as bars:
