@@ -99,7 +99,8 @@ func (f *fakeAPIServer) serve(w http.ResponseWriter, r *http.Request) {
 	case "/api/v1/nodes":
 		writeJSON(w, map[string]any{"apiVersion": "v1", "kind": "NodeList", "items": []any{}})
 	default:
-		status(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
+		parts := strings.Split(r.URL.Path, "/")
+		status(w, http.StatusNotFound, "NotFound", fmt.Sprintf("%s %q not found", parts[len(parts)-2], parts[len(parts)-1]))
 	}
 }
 
