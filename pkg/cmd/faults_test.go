@@ -2,8 +2,6 @@ package cmd
 
 import (
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -209,9 +207,6 @@ const maxReadsForTest = 3
 // Ctrl-C: a real process, a server that never answers; the process exits
 // with 130 within a second of SIGINT.
 func TestFaultInterrupt(t *testing.T) {
-	if os.Getenv("SCALE_PREVIEW_MAIN") == "1" {
-		os.Exit(Main(strings.Fields(os.Getenv("SCALE_PREVIEW_ARGS")), os.Stdin, os.Stdout, os.Stderr))
-	}
 	f := newFakeAPIServer(t)
 	hang := make(chan struct{})
 	t.Cleanup(func() { close(hang) })
@@ -224,9 +219,7 @@ func TestFaultInterrupt(t *testing.T) {
 		}
 		return true
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFaultInterrupt$")
-	cmd.Env = append(os.Environ(), "SCALE_PREVIEW_MAIN=1", "KUBECONFIG="+f.kubeconfig(true),
-		"SCALE_PREVIEW_ARGS="+strings.Join(faultArgs, " "))
+	cmd := mainProcess(faultArgs, "KUBECONFIG="+f.kubeconfig(true))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -119,26 +120,6 @@ func writeFile(t *testing.T, content string) string {
 	return path
 }
 
-// aliasBomb is the billion-laughs YAML: nine levels of nine aliases.
-func aliasBomb() string {
-	var b strings.Builder
-	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n  a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n")
-	prev := "a"
-	for _, c := range "bcdefghi" {
-		n := string(c)
-		b.WriteString("  " + n + ": &" + n + " [")
-		for i := 0; i < 9; i++ {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			b.WriteString("*" + prev)
-		}
-		b.WriteString("]\n")
-		prev = n
-	}
-	return b.String()
-}
-
 // TestBadInputMatrix: every bad input gets its documented exit code and a
 // single "error: " line that names the problem, never a stack trace and
 // never a prediction printed as if complete. Cases marked other=true are
@@ -158,6 +139,8 @@ func TestBadInputMatrix(t *testing.T) {
 		code  int
 		words []string
 		other bool
+		// process: run as a separate process with a time and memory bound.
+		process bool
 	}
 	static := func(args ...string) func(*testing.T) []string { return func(*testing.T) []string { return args } }
 	variant := func(edit func([]map[string]any) []map[string]any, extra ...string) func(*testing.T) []string {
@@ -185,7 +168,7 @@ func TestBadInputMatrix(t *testing.T) {
 		{name: "binary garbage", args: content("\x00\x01\x02\xff\xfe", "--replicas=3"), code: ExitBadFile},
 		{name: "object without kind", args: content("apiVersion: v1\nmetadata: {name: x}\n", "--replicas=3"), code: ExitBadFile},
 		{name: "only other kinds", args: content("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "--replicas=3"), code: ExitBadFile, words: []string{"holds no"}},
-		{name: "YAML alias bomb", args: content(aliasBomb(), "--replicas=3"), code: ExitBadFile},
+		{name: "YAML alias bomb", args: static(off("testdata/aliasbomb.yaml", "--replicas=3")...), code: ExitBadFile, words: []string{"aliasing"}},
 		{name: "missing file", args: static(append([]string{"-f", "/nonexistent/snap.yaml"}, append(web, "--replicas=3")...)...), code: ExitBadFile, words: []string{"/nonexistent/snap.yaml"}},
 		{name: "empty stdin", args: static(append([]string{"-f", "-"}, append(web, "--replicas=3")...)...), code: ExitBadFile, words: []string{"standard input"}},
 		{name: "wrong field type", args: content("apiVersion: v1\nkind: Pod\nmetadata: {name: x, namespace: shop}\nspec: {containers: 3}\n", "--replicas=3"), code: ExitBadFile},
@@ -227,13 +210,15 @@ func TestBadInputMatrix(t *testing.T) {
 		{name: "unreachable server", args: static("deploy/api", "-n", "prod", "--replicas=1", "--kube-version", "1.37", "--server", "https://127.0.0.1:1"), live: true, code: ExitUnreachable, words: []string{"cannot reach"}},
 		{name: "live object not found", args: static("deploy/nope", "-n", "prod", "--replicas=1", "--kube-version", "1.37"), live: true, code: ExitNotFound, words: []string{"nope"}},
 		// Scale-ups answer at once, whatever the size.
-		{name: "scale-up to the int32 maximum", args: static(off(example, "--replicas=2147483647")...), code: ExitOK},
-		{name: "ReplicaSet scale-up to the int32 maximum", args: static("-f", example, "rs/web-7d9f8c6b5", "-n", "shop", "--replicas=2147483647"), code: ExitOK},
+		{name: "scale-up to the int32 maximum", args: static(off(example, "--replicas=2147483647")...), code: ExitOK, process: true, other: true},
+		{name: "ReplicaSet scale-up to the int32 maximum", args: static("-f", example, "rs/web-7d9f8c6b5", "-n", "shop", "--replicas=2147483647"), code: ExitOK, process: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var r cliResult
-			if c.live {
+			if c.process {
+				r = boundedRun(t, c.args(t))
+			} else if c.live {
 				f := newFakeAPIServer(t)
 				r = f.run(true, c.args(t)...)
 			} else {
@@ -263,6 +248,34 @@ func TestBadInputMatrix(t *testing.T) {
 	if len(cases) < 40 {
 		t.Errorf("%d cases, want at least 40", len(cases))
 	}
+}
+
+// boundedRun runs the plugin as a process and kills it after 10 s: a
+// scale-up must answer at once, and one that does not must not hang the suite.
+func boundedRun(t *testing.T, args []string) cliResult {
+	t.Helper()
+	cmd := mainProcess(args, "KUBECONFIG="+filepath.Join(t.TempDir(), "none"))
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	}()
+	_ = cmd.Wait()
+	close(done)
+	r := cliResult{code: cmd.ProcessState.ExitCode(), stdout: out.String(), stderr: errOut.String(), elapsed: time.Since(start)}
+	if r.elapsed >= 10*time.Second {
+		t.Fatalf("killed after %v: a scale-up must answer at once", r.elapsed)
+	}
+	return r
 }
 
 // A Deployment with no strategy and no ReplicaSet says each thing once.

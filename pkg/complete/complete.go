@@ -104,12 +104,7 @@ func (c *checker) generation(kind string, m metav1.ObjectMeta, observed int64) {
 func statusWritten(observed int64, replicas int32) bool { return observed > 0 || replicas > 0 }
 
 func (c *checker) deployment() error {
-	var d *appsv1.Deployment
-	for _, x := range c.s.Deployments {
-		if x.Name == c.ref.Name && x.Namespace == c.ref.Namespace {
-			d = x
-		}
-	}
+	d := find(c.s.Deployments, c.ref)
 	if d == nil {
 		return nil
 	}
@@ -137,10 +132,7 @@ func (c *checker) deployment() error {
 }
 
 func (c *checker) replicaSet() error {
-	for _, rs := range c.s.ReplicaSets {
-		if rs.Name != c.ref.Name || rs.Namespace != c.ref.Namespace {
-			continue
-		}
+	if rs := find(c.s.ReplicaSets, c.ref); rs != nil {
 		group := []*appsv1.ReplicaSet{rs}
 		if o := metav1.GetControllerOf(rs); o != nil {
 			// Siblings' pods decide ranks: they must be complete too.
@@ -165,10 +157,7 @@ func (c *checker) replicaSetPods(rs *appsv1.ReplicaSet, kinds string) error {
 }
 
 func (c *checker) replicationController() error {
-	for _, rc := range c.s.ReplicationControllers {
-		if rc.Name != c.ref.Name || rc.Namespace != c.ref.Namespace {
-			continue
-		}
+	if rc := find(c.s.ReplicationControllers, c.ref); rc != nil {
 		c.generation("ReplicationController", rc.ObjectMeta, rc.Status.ObservedGeneration)
 		if !statusWritten(rc.Status.ObservedGeneration, rc.Status.Replicas) {
 			return nil
@@ -199,10 +188,7 @@ func (c *checker) compare(kind, name string, status int32, active, terminating i
 }
 
 func (c *checker) statefulSet() error {
-	for _, set := range c.s.StatefulSets {
-		if set.Name != c.ref.Name || set.Namespace != c.ref.Namespace {
-			continue
-		}
+	if set := find(c.s.StatefulSets, c.ref); set != nil {
 		c.generation("StatefulSet", set.ObjectMeta, set.Status.ObservedGeneration)
 		if !statusWritten(set.Status.ObservedGeneration, set.Status.Replicas) {
 			return nil
@@ -225,6 +211,17 @@ func (c *checker) statefulSet() error {
 		return nil
 	}
 	return nil
+}
+
+// find is the object named by ref, or nil.
+func find[T metav1.Object](list []T, ref snapshot.Ref) T {
+	var zero T
+	for _, x := range list {
+		if x.GetName() == ref.Name && x.GetNamespace() == ref.Namespace {
+			return x
+		}
+	}
+	return zero
 }
 
 func (c *checker) ownedReplicaSets(uid types.UID, kind, name string) []*appsv1.ReplicaSet {

@@ -255,22 +255,14 @@ func (l *Live) optional(ns string, s *snapshot.Snapshot, mu *sync.Mutex) []optio
 		{"horizontalpodautoscalers", "an autoscaler that would undo the scale is not checked", func(ctx context.Context) error {
 			list, err := l.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, metav1.ListOptions{})
 			if err == nil {
-				mu.Lock()
-				defer mu.Unlock()
-				for i := range list.Items {
-					s.HPAs = append(s.HPAs, &list.Items[i])
-				}
+				appendLocked(mu, &s.HPAs, list.Items)
 			}
 			return err
 		}},
 		{"poddisruptionbudgets", "budgets are not checked", func(ctx context.Context) error {
 			list, err := l.Client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, metav1.ListOptions{})
 			if err == nil {
-				mu.Lock()
-				defer mu.Unlock()
-				for i := range list.Items {
-					s.PDBs = append(s.PDBs, &list.Items[i])
-				}
+				appendLocked(mu, &s.PDBs, list.Items)
 			}
 			return err
 		}},
@@ -290,6 +282,15 @@ func (l *Live) optional(ns string, s *snapshot.Snapshot, mu *sync.Mutex) []optio
 			}
 			return err
 		}},
+	}
+}
+
+// appendLocked adds pointers to items to *dst under mu.
+func appendLocked[T any](mu *sync.Mutex, dst *[]*T, items []T) {
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range items {
+		*dst = append(*dst, &items[i])
 	}
 }
 
