@@ -39,9 +39,10 @@ type fakeAPIServer struct {
 	// deploymentRV, if set, gives the Deployment's resourceVersion per read.
 	deploymentRV func(n int) string
 
-	mu    sync.Mutex
-	count map[string]int
-	log   []string
+	mu     sync.Mutex
+	count  map[string]int
+	log    []string
+	accept []string // Accept headers seen
 }
 
 func newFakeAPIServer(t *testing.T) *fakeAPIServer {
@@ -62,6 +63,7 @@ func (f *fakeAPIServer) serve(w http.ResponseWriter, r *http.Request) {
 	f.count[r.URL.Path]++
 	n := f.count[r.URL.Path]
 	f.log = append(f.log, r.Method+" "+r.URL.String())
+	f.accept = append(f.accept, r.Header.Get("Accept"))
 	f.mu.Unlock()
 	if f.fault != nil && f.fault(w, r, n) {
 		return

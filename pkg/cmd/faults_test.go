@@ -40,6 +40,12 @@ func TestFaultBaseline(t *testing.T) {
 	if n := f.requests("/api/v1/namespaces/prod/pods"); n < 3 {
 		t.Errorf("%d pod list requests: the 5 pods should come in pages of 2", n)
 	}
+	// Built-in types are asked for as protobuf (JSON still decodes).
+	for _, a := range f.accept {
+		if !strings.HasPrefix(a, "application/vnd.kubernetes.protobuf") {
+			t.Errorf("Accept %q: protobuf not requested", a)
+		}
+	}
 }
 
 // 429 and 503 with Retry-After: client-go waits and retries.
