@@ -56,7 +56,8 @@ func classify(err error) (int, string) {
 	}
 	var ie *complete.IncompleteError
 	var de *complete.DuplicateError
-	if errors.As(err, &ie) || errors.As(err, &de) {
+	var ne *complete.NamelessError
+	if errors.As(err, &ie) || errors.As(err, &de) || errors.As(err, &ne) {
 		return ExitBadFile, oneLine(err.Error())
 	}
 	var nf *workload.NotFoundError

@@ -111,6 +111,15 @@ func noStrategyNoRS(items []map[string]any) []map[string]any {
 	return out
 }
 
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
 func writeFile(t *testing.T, content string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "in.yaml")
@@ -171,6 +180,7 @@ func TestBadInputMatrix(t *testing.T) {
 		{name: "YAML alias bomb", args: static(off("testdata/aliasbomb.yaml", "--replicas=3")...), code: ExitBadFile, words: []string{"aliasing"}},
 		{name: "missing file", args: static(append([]string{"-f", "/nonexistent/snap.yaml"}, append(web, "--replicas=3")...)...), code: ExitBadFile, words: []string{"/nonexistent/snap.yaml"}},
 		{name: "empty stdin", args: static(append([]string{"-f", "-"}, append(web, "--replicas=3")...)...), code: ExitBadFile, words: []string{"standard input"}},
+		{name: "pod without a name", args: content("apiVersion: v1\nkind: Pod\nmetadata: {namespace: shop}\n---\n"+mustRead(t, example), "--replicas=3"), code: ExitBadFile, words: []string{"no metadata.name"}},
 		{name: "wrong field type", args: content("apiVersion: v1\nkind: Pod\nmetadata: {name: x, namespace: shop}\nspec: {containers: 3}\n", "--replicas=3"), code: ExitBadFile},
 		// Targets.
 		{name: "target not in the file", args: static("-f", example, "deploy/nope", "-n", "shop", "--replicas=1"), code: ExitNotFound, words: []string{"nope", "not found"}},

@@ -37,6 +37,17 @@ func (e *DuplicateError) Error() string {
 	return fmt.Sprintf("%s %s/%s appears more than once in the snapshot: remove the repeated copy", e.Kind, e.Namespace, e.Name)
 }
 
+// NamelessError: an object without a name or namespace, which no API
+// server returns; the file is damaged or hand-edited.
+type NamelessError struct{ Kind, Name string }
+
+func (e *NamelessError) Error() string {
+	if e.Name == "" {
+		return fmt.Sprintf("a %s in the snapshot has no metadata.name: the file is damaged; export it again with kubectl get -o yaml", e.Kind)
+	}
+	return fmt.Sprintf("%s %s in the snapshot has no namespace: the file is damaged; export it again with kubectl get -o yaml", e.Kind, e.Name)
+}
+
 // Report lists why a prediction from this snapshot cannot be certain.
 type Report struct {
 	Uncertain []string
@@ -275,7 +286,11 @@ func ownedBy(refs []metav1.OwnerReference, uid types.UID, kind, name string) boo
 func duplicates(s *snapshot.Snapshot) error {
 	seen := map[string]bool{}
 	var dup []*DuplicateError
+	var nameless error
 	check := func(kind string, m metav1.ObjectMeta) {
+		if (m.Name == "" || m.Namespace == "") && nameless == nil {
+			nameless = &NamelessError{Kind: kind, Name: m.Name}
+		}
 		key := kind + "\x00" + m.Namespace + "\x00" + m.Name
 		if seen[key] {
 			dup = append(dup, &DuplicateError{Kind: kind, Namespace: m.Namespace, Name: m.Name})
@@ -296,6 +311,9 @@ func duplicates(s *snapshot.Snapshot) error {
 	}
 	for _, x := range s.StatefulSets {
 		check("StatefulSet", x.ObjectMeta)
+	}
+	if nameless != nil {
+		return nameless
 	}
 	if len(dup) == 0 {
 		return nil

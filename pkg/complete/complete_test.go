@@ -176,3 +176,15 @@ func TestReplicationController(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestNameless(t *testing.T) {
+	var ne *NamelessError
+	if _, err := Check(web(pod("a"), pod("")), deploy, false); !errors.As(err, &ne) || !strings.Contains(err.Error(), "no metadata.name") {
+		t.Fatalf("err %v", err)
+	}
+	p := pod("b")
+	p.Namespace = ""
+	if _, err := Check(web(pod("a"), p), deploy, false); !errors.As(err, &ne) || !strings.Contains(err.Error(), "Pod b") {
+		t.Fatalf("err %v", err)
+	}
+}

@@ -7,6 +7,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/scale-preview/scale-preview/pkg/complete"
+	"github.com/scale-preview/scale-preview/pkg/snapshot"
 )
 
 // FuzzReadFile: any bytes give a snapshot or a FileError, never a panic,
@@ -35,9 +38,14 @@ func FuzzReadFile(f *testing.F) {
 		if len(s.Pods)+len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.ReplicationControllers) == 0 {
 			t.Fatal("a snapshot without any modelled object")
 		}
+		// What the loader lets through, the snapshot check must accept or
+		// refuse with its own error before anything is predicted.
+		if _, err := complete.Check(s, snapshot.Ref{Kind: snapshot.Deployment, Namespace: "default", Name: "web"}, false); err != nil {
+			return
+		}
 		for _, p := range s.Pods {
-			if p == nil || p.Namespace == "" {
-				t.Fatalf("pod without namespace: %+v", p)
+			if p == nil || p.Name == "" || p.Namespace == "" {
+				t.Fatalf("pod without name or namespace passed the checks: %+v", p)
 			}
 		}
 	})
