@@ -130,9 +130,6 @@ func ParseGates(s string) (map[string]bool, error) {
 		if !ok {
 			return nil, fmt.Errorf("missing bool value for feature gate %q (want Name=true|false)", kv)
 		}
-		if strings.TrimSpace(name) == "" {
-			return nil, fmt.Errorf("feature gate %q has no name (want Name=true|false)", kv)
-		}
 		b, err := strconv.ParseBool(strings.TrimSpace(val))
 		if err != nil {
 			return nil, fmt.Errorf("invalid value %q for feature gate %s (want true or false)", val, name)

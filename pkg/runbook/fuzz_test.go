@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/rules"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 	"github.com/scale-preview/scale-preview/pkg/workload"
@@ -79,7 +80,14 @@ func FuzzSteer(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st := Steer(s, ref, replicas, o, p, r)
+		st, err := steerAny(s, ref, replicas, o, p, r)
+		if err != nil {
+			// A request the command refuses (exit 2) must say why.
+			if err.Error() == "" {
+				t.Fatal("refused without a reason")
+			}
+			return
+		}
 		if st == nil {
 			t.Fatal("no steering answer")
 		}
@@ -93,4 +101,17 @@ func FuzzSteer(f *testing.F) {
 			t.Fatalf("%d commands for %d annotations", len(st.Commands), len(st.Annotations))
 		}
 	})
+}
+
+// steerAny calls Steer whether it refuses a bad request with an error (the
+// steering validation) or answers every request with a reason; the fuzz
+// target holds for both until the branches meet.
+func steerAny(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o workload.Options, p *prediction.Prediction, r Request) (*prediction.Steering, error) {
+	switch f := any(Steer).(type) {
+	case func(*snapshot.Snapshot, snapshot.Ref, int32, workload.Options, *prediction.Prediction, Request) (*prediction.Steering, error):
+		return f(s, ref, replicas, o, p, r)
+	case func(*snapshot.Snapshot, snapshot.Ref, int32, workload.Options, *prediction.Prediction, Request) *prediction.Steering:
+		return f(s, ref, replicas, o, p, r), nil
+	}
+	panic("unexpected Steer signature")
 }
