@@ -176,14 +176,9 @@ func (l *Live) getTarget(ctx context.Context, ref snapshot.Ref) (*target, error)
 // replicaSets lists the namespace's ReplicaSets; the listed copy of the
 // target replaces the one read first.
 func (l *Live) replicaSets(ctx context.Context, ref snapshot.Ref, s *snapshot.Snapshot) error {
-	var list []*appsv1.ReplicaSet
-	err := listPaged(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	list, err := listAs(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return l.Client.AppsV1().ReplicaSets(ref.Namespace).List(ctx, o)
-	}, func(obj runtime.Object) {
-		rs := obj.(*appsv1.ReplicaSet)
-		strip(&rs.ObjectMeta)
-		list = append(list, rs)
-	})
+	}, func(rs *appsv1.ReplicaSet) { strip(&rs.ObjectMeta) })
 	if err == nil {
 		s.ReplicaSets = list
 	}
@@ -191,14 +186,9 @@ func (l *Live) replicaSets(ctx context.Context, ref snapshot.Ref, s *snapshot.Sn
 }
 
 func (l *Live) replicationControllers(ctx context.Context, ns string, s *snapshot.Snapshot) error {
-	var list []*corev1.ReplicationController
-	err := listPaged(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	list, err := listAs(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return l.Client.CoreV1().ReplicationControllers(ns).List(ctx, o)
-	}, func(obj runtime.Object) {
-		rc := obj.(*corev1.ReplicationController)
-		strip(&rc.ObjectMeta)
-		list = append(list, rc)
-	})
+	}, func(rc *corev1.ReplicationController) { strip(&rc.ObjectMeta) })
 	if err == nil {
 		s.ReplicationControllers = list
 	}
@@ -208,14 +198,9 @@ func (l *Live) replicationControllers(ctx context.Context, ns string, s *snapsho
 // claims reads the PersistentVolumeClaims; they only inform, so a failure
 // becomes a note and the claims are then named but unchecked.
 func (l *Live) claims(ctx context.Context, ns string, s *snapshot.Snapshot, mu *sync.Mutex) {
-	var list []*corev1.PersistentVolumeClaim
-	err := listPaged(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	list, err := listAs(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return l.Client.CoreV1().PersistentVolumeClaims(ns).List(ctx, o)
-	}, func(obj runtime.Object) {
-		c := obj.(*corev1.PersistentVolumeClaim)
-		strip(&c.ObjectMeta)
-		list = append(list, c)
-	})
+	}, func(c *corev1.PersistentVolumeClaim) { strip(&c.ObjectMeta) })
 	mu.Lock()
 	defer mu.Unlock()
 	if err != nil {
@@ -228,14 +213,11 @@ func (l *Live) claims(ctx context.Context, ns string, s *snapshot.Snapshot, mu *
 }
 
 func (l *Live) pods(ctx context.Context, ns, selector string, s *snapshot.Snapshot) error {
-	var list []*corev1.Pod
-	err := listPaged(ctx, metav1.ListOptions{LabelSelector: selector}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	list, err := listAs(ctx, metav1.ListOptions{LabelSelector: selector}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return l.Client.CoreV1().Pods(ns).List(ctx, o)
-	}, func(obj runtime.Object) {
-		p := obj.(*corev1.Pod)
+	}, func(p *corev1.Pod) {
 		strip(&p.ObjectMeta)
 		p.Spec.Volumes = nil // large and unused
-		list = append(list, p)
 	})
 	if err == nil {
 		s.Pods = list
@@ -307,6 +289,18 @@ func listPaged(ctx context.Context, opts metav1.ListOptions, page pager.ListPage
 		each(obj)
 		return nil
 	})
+}
+
+// listAs is listPaged for one item type: each item goes through trim
+// (what the prediction never reads is dropped) and is returned.
+func listAs[T any](ctx context.Context, opts metav1.ListOptions, page pager.ListPageFunc, trim func(*T)) ([]*T, error) {
+	var out []*T
+	err := listPaged(ctx, opts, page, func(obj runtime.Object) {
+		x := any(obj).(*T)
+		trim(x)
+		out = append(out, x)
+	})
+	return out, err
 }
 
 // sharedLabels is the part of rs's selector that every ReplicaSet of the
