@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"syscall"
 	"time"
 )
 
@@ -15,13 +14,13 @@ import (
 // on stdin, a stuck TLS handshake) must not keep the user waiting.
 const interruptGrace = 800 * time.Millisecond
 
-// withInterrupt returns a context cancelled by SIGINT or SIGTERM. After a
+// withInterrupt returns a context cancelled by SIGINT (Ctrl-C). After a
 // signal the process exits with ExitInterrupted within interruptGrace even
 // if the run has not returned; a second signal exits at once.
 func withInterrupt(stderr io.Writer) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sig, os.Interrupt)
 	done := make(chan struct{})
 	go func() {
 		select {
