@@ -55,6 +55,7 @@ type Options struct {
 	mapper      meta.RESTMapper
 	printer     printers.ResourcePrinter // nil for the plugin's own formats
 	width       func(io.Writer) int      // the table's width; a test seam
+	ctx         context.Context          // cancelled by Ctrl-C; nil in tests that call run
 }
 
 // NewOptions returns Options with kubectl's standard config and print flags.
@@ -128,6 +129,9 @@ func (o *Options) addFlags(c *cobra.Command) {
 // printed as one line on stderr.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o := NewOptions(genericiooptions.IOStreams{In: stdin, Out: stdout, ErrOut: stderr})
+	ctx, stop := withInterrupt(stderr)
+	defer stop()
+	o.ctx = ctx
 	return run(o, args)
 }
 
@@ -135,9 +139,16 @@ func run(o *Options, args []string) int {
 	c := NewCommand(o)
 	c.SetArgs(args)
 	c.SetIn(o.In)
-	err := c.ExecuteContext(context.Background())
+	if o.ctx == nil {
+		o.ctx = context.Background()
+	}
+	err := c.ExecuteContext(o.ctx)
 	if err == nil {
 		return ExitOK
+	}
+	if interrupted(o.ctx) {
+		fmt.Fprintln(o.ErrOut, "error: interrupted")
+		return ExitInterrupted
 	}
 	if errors.Is(err, errUncertain) {
 		fmt.Fprintln(o.ErrOut, "error: "+err.Error())
@@ -220,7 +231,7 @@ func (o *Options) connect() error {
 	}
 	cfg, err := o.configFlags.ToRESTConfig()
 	if err != nil {
-		return withCode(ExitUsage, "cannot load kubeconfig: %v; set --kubeconfig or KUBECONFIG, or predict offline with -f FILE", err)
+		return o.configError(err)
 	}
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	if o.client, err = kubernetes.NewForConfig(cfg); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/scale-preview/scale-preview/pkg/complete"
 	"github.com/scale-preview/scale-preview/pkg/source"
 	"github.com/scale-preview/scale-preview/pkg/workload"
 )
@@ -24,7 +25,9 @@ const (
 	ExitUnreachable = 5 // the API server could not be reached
 	ExitBadFile     = 6 // -f file unreadable, malformed, empty
 	ExitUnsupported = 7 // a kind the plugin does not model
-	ExitUncertain   = 8 // --fail-if-uncertain and some fate is left to chance
+	ExitUncertain   = 8 // --fail-if-uncertain and some fate is left to chance, or the input may be incomplete
+	// ExitInterrupted is the shell's code for a command ended by SIGINT (128+2).
+	ExitInterrupted = 130
 )
 
 // exitError carries an exit code with a one-line message.
@@ -55,6 +58,12 @@ func classify(err error) (int, string) {
 	if errors.As(err, &fe) {
 		return ExitBadFile, oneLine(fe.Error())
 	}
+	var ie *complete.IncompleteError
+	var de *complete.DuplicateError
+	var ne *complete.NamelessError
+	if errors.As(err, &ie) || errors.As(err, &de) || errors.As(err, &ne) {
+		return ExitBadFile, oneLine(err.Error())
+	}
 	var nf *workload.NotFoundError
 	if errors.As(err, &nf) {
 		return ExitNotFound, oneLine(nf.Error() + " (check the name and -n NAMESPACE)")
@@ -70,6 +79,9 @@ func classify(err error) (int, string) {
 			"; scale-preview needs get and list on the workload, its ReplicaSets and its pods (see README, Permissions)")
 	case apierrors.IsUnauthorized(err):
 		return ExitForbidden, oneLine("unauthorized: " + err.Error() + "; check your credentials (--kubeconfig, --context, --token)")
+	}
+	if code, msg, ok := classifyTransport(err); ok {
+		return code, msg
 	}
 	if isUnreachable(err) {
 		return ExitUnreachable, oneLine("cannot reach the Kubernetes API server: " + err.Error() + "; check --kubeconfig/--context/--server, or predict offline with -f FILE")

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 
+	"github.com/scale-preview/scale-preview/pkg/complete"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/printer"
 	"github.com/scale-preview/scale-preview/pkg/rules"
@@ -18,6 +19,10 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	check, err := complete.Check(snap, o.ref, !o.offline())
+	if err != nil {
+		return err
+	}
 	rs, err := rules.For(o.minor, o.gates)
 	if err != nil {
 		return withCode(ExitUsage, "%v", err)
@@ -27,6 +32,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	check.Apply(pred)
 	runbook.Analyze(snap, o.ref, pred)
 	if req := (runbook.Request{Spare: o.Spare, Target: o.Target, TargetNode: o.TargetNode}); !req.Empty() {
 		if pred.Steering, err = runbook.Steer(snap, o.ref, o.Replicas, wo, pred, req); err != nil {
@@ -34,12 +40,12 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 	}
 	pred.Rules.VersionSource, pred.Rules.VersionDetail = info.VersionSource, info.VersionDetail
-	pred.Warnings = append(pred.Warnings, snap.Notes...)
+	pred.Warnings = workload.Dedupe(append(pred.Warnings, snap.Notes...))
 	if err := o.print(pred); err != nil {
 		return err
 	}
 	if o.FailIfUncertain && !pred.Certain {
-		return errUncertain
+		return uncertainError(pred)
 	}
 	return nil
 }

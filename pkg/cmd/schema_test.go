@@ -33,6 +33,8 @@ func TestOutputMatchesSchema(t *testing.T) {
 		{"rollout", false, "", []string{"-f", "../../examples/rollout.json", "deploy/api", "--replicas=2", "-n", "shop", "--now", liveNowFlag}},
 		{"tie", false, "", []string{"-f", "testdata/tie.yaml", "rs/pair", "--replicas=1", "--now", liveNowFlag}},
 		{"live-rollout", true, "", liveArgs},
+		{"autoscaler", false, "", []string{"-f", "../../examples/runbook.yaml", "hpa/web", "-n", "shop", "--now", liveNowFlag}},
+		{"autoscaler-replicas", false, "", []string{"-f", "../../examples/runbook.yaml", "hpa/web", "--replicas=3", "-n", "shop", "--now", liveNowFlag}},
 		{"statefulset", false, stsFile("OrderedReady", 0, "Delete", "0", "1", "2"), []string{"-f", "-", "sts/web", "--replicas=1", "--now", liveNowFlag}},
 		{"statefulset-parallel", false, stsFile("Parallel", 2, "Retain", "2", "3", "4"), []string{"-f", "-", "sts/web", "--replicas=1", "--now", liveNowFlag}},
 	}

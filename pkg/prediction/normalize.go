@@ -16,6 +16,7 @@ func (p *Prediction) Normalize() {
 	nonNil(&p.ReplicaSets)
 	nonNil(&p.Conflicts)
 	nonNil(&p.Warnings)
+	nonNil(&p.Incomplete)
 	nonNil(&p.Rules.Overridden)
 	if p.Rules.FeatureGates == nil {
 		p.Rules.FeatureGates = map[string]bool{}

@@ -57,6 +57,10 @@ type Prediction struct {
 	// Autoscaler is set when the target is a HorizontalPodAutoscaler.
 	Autoscaler *Autoscaler `json:"autoscaler,omitempty"`
 	Warnings   []string    `json:"warnings"`
+	// Incomplete says why the input may not show the whole workload at one
+	// moment (status and pods disagree, a change not yet observed, the
+	// workload moved while it was read). Non-empty makes Certain false.
+	Incomplete []string `json:"incomplete"`
 }
 
 // Impact is where the replicas are before and after the scale-in.

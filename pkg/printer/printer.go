@@ -214,16 +214,31 @@ func claimLines(pw *paragraphs, st *prediction.StatefulSetInfo) {
 	var del []string
 	for _, c := range st.Claims {
 		if c.Fate == prediction.FateDelete {
-			del = append(del, c.Name)
+			del = append(del, c.Name+claimPresence(c))
 		}
 	}
 	if len(del) > 0 {
 		pw.blank()
 		pw.para("!!! DATA LOSS: whenScaled=Delete: these PersistentVolumeClaims are deleted with their pods: "+strings.Join(del, ", "), "    ")
+	} else if st.ClaimPolicy == "Delete" {
+		pw.blank()
+		pw.para("PersistentVolumeClaims: whenScaled=Delete: no claim is deleted now (no pod with claims is deleted now).", "  ")
 	} else if len(st.Claims) > 0 || st.ClaimPolicy != "" {
 		pw.blank()
 		pw.para(fmt.Sprintf("PersistentVolumeClaims: whenScaled=%s: the claims of deleted pods stay.", orDash(st.ClaimPolicy)), "  ")
 	}
+}
+
+// claimPresence says whether a named claim was seen: its name follows
+// from the template and the ordinal even when PVCs were not exported.
+func claimPresence(c prediction.Claim) string {
+	switch {
+	case c.Exists == nil:
+		return " (claims not read)"
+	case *c.Exists:
+		return " (exists)"
+	}
+	return " (not in the snapshot)"
 }
 
 // impactLines draws pods per node (and zone) before -> after as bars:

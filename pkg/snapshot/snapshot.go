@@ -44,6 +44,10 @@ type Snapshot struct {
 	PDBs        []*policyv1.PodDisruptionBudget
 	// Notes are one-line remarks from the source, e.g. what it could not read.
 	Notes []string
+	// Unsettled says why the reads may not show one moment, e.g. the
+	// workload kept changing while a live source read it. Each reason makes
+	// the prediction uncertain.
+	Unsettled []string
 }
 
 // AutoscalerTarget is the object an autoscaler scales, when it is of a kind

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/pager"
 
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 )
@@ -25,21 +28,99 @@ import (
 // namespaces.
 const pageSize = 500
 
+// maxReads bounds how often Load starts over when the target changes
+// while it is being read.
+const maxReads = 3
+
 // Live reads from a cluster. It only issues get and list requests.
 type Live struct {
 	Client kubernetes.Interface
 }
 
-// Load reads the target and everything its controller looks at.
+// Load reads the target and everything its controller looks at. The lists
+// are separate requests, so the target is read again at the end: if its
+// resourceVersion moved (a scale, a rollout step, a status update), the
+// lists may mix two moments and everything is read again, at most maxReads
+// times; after that the snapshot says it is unsettled.
 func (l *Live) Load(ctx context.Context, ref snapshot.Ref) (*snapshot.Snapshot, error) {
 	if ref.Kind == snapshot.HorizontalPodAutoscaler {
 		return l.loadAutoscaler(ctx, ref)
 	}
+	for attempt := 1; ; attempt++ {
+		s, before, err := l.read(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		t, err := l.getTarget(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		after := t.rv
+		if after == before {
+			return s, nil
+		}
+		if attempt == maxReads {
+			s.Unsettled = append(s.Unsettled, fmt.Sprintf("%s %s changed while it was read, %d times in a row (resourceVersion %s -> %s): its controller is busy; predict again when it settles", ref.Kind, ref.Name, maxReads, before, after))
+			return s, nil
+		}
+	}
+}
+
+// target is the scaled object as read, and what else must be listed.
+type target struct {
+	rv       string
+	selector labels.Selector
+	// serverSelector is sent with the pod list (narrowed on the client).
+	serverSelector         string
+	wantRS, wantRC, claims bool
+	put                    func(*snapshot.Snapshot)
+}
+
+// read takes one snapshot and returns it with the target's resourceVersion.
+func (l *Live) read(ctx context.Context, ref snapshot.Ref) (*snapshot.Snapshot, string, error) {
+	t, err := l.getTarget(ctx, ref)
+	if err != nil {
+		return nil, "", err
+	}
 	s := &snapshot.Snapshot{}
-	ns := ref.Namespace
-	apps := l.Client.AppsV1()
-	var podSelector labels.Selector
-	var wantRS, wantRC, wantClaims bool
+	t.put(s)
+	var mu sync.Mutex // guards s.Notes and the optional fields
+	g, gctx := errgroup.WithContext(ctx)
+	if t.wantRS {
+		g.Go(func() error { return l.replicaSets(gctx, ref, s) })
+	}
+	if t.wantRC {
+		g.Go(func() error { return l.replicationControllers(gctx, ref.Namespace, s) })
+	}
+	if t.claims {
+		g.Go(func() error { l.claims(gctx, ref.Namespace, s, &mu); return nil })
+	}
+	g.Go(func() error { return l.pods(gctx, ref.Namespace, t.serverSelector, s) })
+	for _, o := range l.optional(ref.Namespace, s, &mu) {
+		g.Go(func() error {
+			if err := o.read(gctx); err != nil && gctx.Err() == nil {
+				mu.Lock()
+				s.Notes = append(s.Notes, o.what+" could not be read ("+reason(err)+"): "+o.lost)
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, "", err
+	}
+	if ref.Kind == snapshot.ReplicaSet && t.wantRS && !containsRS(s.ReplicaSets, ref.Name) {
+		return nil, "", apierrors.NewNotFound(appsv1.Resource("replicasets"), ref.Name)
+	}
+	return s, t.rv, nil
+}
+
+// getTarget reads the scaled object and decides what else to list.
+func (l *Live) getTarget(ctx context.Context, ref snapshot.Ref) (*target, error) {
+	ns, apps := ref.Namespace, l.Client.AppsV1()
+	var t *target
+	var sel *metav1.LabelSelector
+	var kind string
 	switch ref.Kind {
 	case snapshot.Deployment:
 		d, err := apps.Deployments(ns).Get(ctx, ref.Name, metav1.GetOptions{})
@@ -47,24 +128,21 @@ func (l *Live) Load(ctx context.Context, ref snapshot.Ref) (*snapshot.Snapshot, 
 			return nil, err
 		}
 		strip(&d.ObjectMeta)
-		s.Deployments = append(s.Deployments, d)
-		if podSelector, err = metav1.LabelSelectorAsSelector(d.Spec.Selector); err != nil {
-			return nil, fmt.Errorf("deployment %s has an invalid selector: %v", d.Name, err)
-		}
-		wantRS = true
+		t = &target{rv: d.ResourceVersion, wantRS: true, put: func(s *snapshot.Snapshot) { s.Deployments = append(s.Deployments, d) }}
+		sel, kind = d.Spec.Selector, "deployment"
 	case snapshot.ReplicaSet:
 		rs, err := apps.ReplicaSets(ns).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err != nil {
 			return nil, err
 		}
 		strip(&rs.ObjectMeta)
-		s.ReplicaSets = append(s.ReplicaSets, rs)
-		if podSelector, err = metav1.LabelSelectorAsSelector(rs.Spec.Selector); err != nil {
-			return nil, fmt.Errorf("replicaset %s has an invalid selector: %v", rs.Name, err)
-		}
-		if metav1.GetControllerOf(rs) != nil {
-			// Siblings' pods count toward ranks: list them all, then narrow.
-			wantRS = true
+		// Siblings' pods count toward ranks: list them all, then narrow.
+		t = &target{rv: rs.ResourceVersion, wantRS: metav1.GetControllerOf(rs) != nil, put: func(s *snapshot.Snapshot) { s.ReplicaSets = append(s.ReplicaSets, rs) }}
+		sel, kind = rs.Spec.Selector, "replicaset"
+		if t.wantRS {
+			// The siblings' selectors differ (pod-template-hash): list by
+			// what they share.
+			t.serverSelector = sharedLabels(rs)
 		}
 	case snapshot.ReplicationController:
 		rc, err := l.Client.CoreV1().ReplicationControllers(ns).Get(ctx, ref.Name, metav1.GetOptions{})
@@ -72,187 +150,163 @@ func (l *Live) Load(ctx context.Context, ref snapshot.Ref) (*snapshot.Snapshot, 
 			return nil, err
 		}
 		strip(&rc.ObjectMeta)
-		s.ReplicationControllers = append(s.ReplicationControllers, rc)
-		podSelector = labels.SelectorFromSet(rc.Spec.Selector)
-		wantRC = metav1.GetControllerOf(rc) != nil
+		t = &target{rv: rc.ResourceVersion, selector: labels.SelectorFromSet(rc.Spec.Selector), wantRC: metav1.GetControllerOf(rc) != nil,
+			put: func(s *snapshot.Snapshot) { s.ReplicationControllers = append(s.ReplicationControllers, rc) }}
+		t.serverSelector = t.selector.String()
+		if t.wantRC {
+			// Sibling RCs (1.21-1.23 ranks) share no label we can rely on.
+			t.serverSelector = ""
+		}
+		return t, nil
 	case snapshot.StatefulSet:
 		st, err := apps.StatefulSets(ns).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err != nil {
 			return nil, err
 		}
 		strip(&st.ObjectMeta)
-		s.StatefulSets = append(s.StatefulSets, st)
-		if podSelector, err = metav1.LabelSelectorAsSelector(st.Spec.Selector); err != nil {
-			return nil, fmt.Errorf("statefulset %s has an invalid selector: %v", st.Name, err)
-		}
-		wantClaims = true
+		t = &target{rv: st.ResourceVersion, claims: true, put: func(s *snapshot.Snapshot) { s.StatefulSets = append(s.StatefulSets, st) }}
+		sel, kind = st.Spec.Selector, "statefulset"
 	default:
 		return nil, fmt.Errorf("unsupported kind %s", ref.Kind)
 	}
+	var err error
+	if t.selector, err = metav1.LabelSelectorAsSelector(sel); err != nil {
+		return nil, fmt.Errorf("%s %s has an invalid selector: %v", kind, ref.Name, err)
+	}
+	if t.serverSelector == "" && !(ref.Kind == snapshot.ReplicaSet && t.wantRS) {
+		t.serverSelector = t.selector.String()
+	}
+	return t, nil
+}
 
-	// Independent lists run concurrently.
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	fail := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if firstErr == nil {
-			firstErr = err
+// replicaSets lists the namespace's ReplicaSets; the listed copy of the
+// target replaces the one read first.
+func (l *Live) replicaSets(ctx context.Context, ref snapshot.Ref, s *snapshot.Snapshot) error {
+	list, err := listAs(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return l.Client.AppsV1().ReplicaSets(ref.Namespace).List(ctx, o)
+	}, func(rs *appsv1.ReplicaSet) { strip(&rs.ObjectMeta) })
+	if err == nil {
+		s.ReplicaSets = list
+	}
+	return err
+}
+
+func (l *Live) replicationControllers(ctx context.Context, ns string, s *snapshot.Snapshot) error {
+	list, err := listAs(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return l.Client.CoreV1().ReplicationControllers(ns).List(ctx, o)
+	}, func(rc *corev1.ReplicationController) { strip(&rc.ObjectMeta) })
+	if err == nil {
+		s.ReplicationControllers = list
+	}
+	return err
+}
+
+// claims reads the PersistentVolumeClaims; they only inform, so a failure
+// becomes a note and the claims are then named but unchecked.
+func (l *Live) claims(ctx context.Context, ns string, s *snapshot.Snapshot, mu *sync.Mutex) {
+	list, err := listAs(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return l.Client.CoreV1().PersistentVolumeClaims(ns).List(ctx, o)
+	}, func(c *corev1.PersistentVolumeClaim) { strip(&c.ObjectMeta) })
+	mu.Lock()
+	defer mu.Unlock()
+	if err != nil {
+		if ctx.Err() == nil {
+			s.Notes = append(s.Notes, "persistentvolumeclaims could not be read ("+reason(err)+"): claim deletions are predicted by name only")
 		}
+		return
 	}
-	var rsList []*appsv1.ReplicaSet
-	if wantRS {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := listAll(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return apps.ReplicaSets(ns).List(ctx, o)
-			}, metav1.ListOptions{}, func(obj runtime.Object) {
-				for i := range obj.(*appsv1.ReplicaSetList).Items {
-					rs := &obj.(*appsv1.ReplicaSetList).Items[i]
-					strip(&rs.ObjectMeta)
-					rsList = append(rsList, rs)
-				}
-			})
-			if err != nil {
-				fail(err)
-			}
-		}()
-	}
-	if wantRC {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			list, err := l.Client.CoreV1().ReplicationControllers(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				fail(err)
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			s.ReplicationControllers = s.ReplicationControllers[:0]
-			for i := range list.Items {
-				strip(&list.Items[i].ObjectMeta)
-				s.ReplicationControllers = append(s.ReplicationControllers, &list.Items[i])
-			}
-		}()
-	}
-	if wantClaims {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			list, err := l.Client.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				// Claims only inform; the prediction goes on without them.
-				s.Notes = append(s.Notes, "persistentvolumeclaims could not be read ("+reason(err)+"): claim deletions are predicted by name only")
-				return
-			}
-			s.ClaimsKnown = true
-			for i := range list.Items {
-				strip(&list.Items[i].ObjectMeta)
-				s.Claims = append(s.Claims, &list.Items[i])
-			}
-		}()
-	}
-	// Optional reads for the runbook answers: each degrades to a note.
-	optional := func(what string, list func() error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := list(); err != nil {
-				mu.Lock()
-				s.Notes = append(s.Notes, what+" could not be read ("+reason(err)+"): "+noteFor(what))
-				mu.Unlock()
-			}
-		}()
-	}
-	optional("horizontalpodautoscalers", func() error {
-		list, err := l.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, metav1.ListOptions{})
-		if err == nil {
-			mu.Lock()
-			for i := range list.Items {
-				s.HPAs = append(s.HPAs, &list.Items[i])
-			}
-			mu.Unlock()
-		}
-		return err
+	s.ClaimsKnown, s.Claims = true, list
+}
+
+func (l *Live) pods(ctx context.Context, ns, selector string, s *snapshot.Snapshot) error {
+	list, err := listAs(ctx, metav1.ListOptions{LabelSelector: selector}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return l.Client.CoreV1().Pods(ns).List(ctx, o)
+	}, func(p *corev1.Pod) {
+		delete(p.Annotations, lastApplied)
+		trimPod(p) // keeps what the prediction reads
 	})
-	optional("poddisruptionbudgets", func() error {
-		list, err := l.Client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, metav1.ListOptions{})
-		if err == nil {
-			mu.Lock()
-			for i := range list.Items {
-				s.PDBs = append(s.PDBs, &list.Items[i])
+	if err == nil {
+		s.Pods = list
+	}
+	return err
+}
+
+// optionalRead is a read for the runbook answers: a failure loses only
+// what lost says.
+type optionalRead struct {
+	what, lost string
+	read       func(context.Context) error
+}
+
+func (l *Live) optional(ns string, s *snapshot.Snapshot, mu *sync.Mutex) []optionalRead {
+	return []optionalRead{
+		{"horizontalpodautoscalers", "an autoscaler that would undo the scale is not checked", func(ctx context.Context) error {
+			list, err := l.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, metav1.ListOptions{})
+			if err == nil {
+				appendLocked(mu, &s.HPAs, list.Items)
 			}
-			mu.Unlock()
-		}
-		return err
-	})
-	optional("nodes", func() error {
-		var nodes []*corev1.Node
-		err := listAll(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return l.Client.CoreV1().Nodes().List(ctx, o)
-		}, metav1.ListOptions{}, func(obj runtime.Object) {
-			items := obj.(*corev1.NodeList).Items
-			for i := range items {
-				n := &items[i]
+			return err
+		}},
+		{"poddisruptionbudgets", "budgets are not checked", func(ctx context.Context) error {
+			list, err := l.Client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, metav1.ListOptions{})
+			if err == nil {
+				appendLocked(mu, &s.PDBs, list.Items)
+			}
+			return err
+		}},
+		{"nodes", "no per-zone impact", func(ctx context.Context) error {
+			var nodes []*corev1.Node
+			err := listPaged(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return l.Client.CoreV1().Nodes().List(ctx, o)
+			}, func(obj runtime.Object) {
+				n := obj.(*corev1.Node)
 				// Only the zone label is used.
 				nodes = append(nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: map[string]string{"topology.kubernetes.io/zone": n.Labels["topology.kubernetes.io/zone"]}}})
+			})
+			if err == nil {
+				mu.Lock()
+				defer mu.Unlock()
+				s.Nodes = nodes
 			}
-		})
-		if err == nil {
-			mu.Lock()
-			s.Nodes = nodes
-			mu.Unlock()
-		}
+			return err
+		}},
+	}
+}
+
+// appendLocked adds pointers to items to *dst under mu.
+func appendLocked[T any](mu *sync.Mutex, dst *[]*T, items []T) {
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range items {
+		*dst = append(*dst, &items[i])
+	}
+}
+
+// listPaged lists in pages of pageSize with client-go's pager, which falls
+// back to one full list when a continue token expires (410 Gone).
+func listPaged(ctx context.Context, opts metav1.ListOptions, page pager.ListPageFunc, each func(runtime.Object)) error {
+	p := pager.New(page)
+	p.PageSize = pageSize
+	list, _, err := p.List(ctx, opts)
+	if err != nil {
 		return err
+	}
+	return meta.EachListItem(list, func(obj runtime.Object) error {
+		each(obj)
+		return nil
 	})
-	// Pods: a server-side selector. For a ReplicaSet with siblings, the
-	// siblings' selectors differ (pod-template-hash), so list by what they
-	// share and narrow on the client once the ReplicaSets are in.
-	serverSelector := podSelector.String()
-	switch {
-	case ref.Kind == snapshot.ReplicaSet && wantRS:
-		serverSelector = sharedLabels(s.ReplicaSets[0])
-	case wantRC:
-		// Sibling RCs (1.21-1.23 ranks) share no label we can rely on.
-		serverSelector = ""
-	}
-	var pods []*corev1.Pod
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		err := listAll(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return l.Client.CoreV1().Pods(ns).List(ctx, o)
-		}, metav1.ListOptions{LabelSelector: serverSelector}, func(obj runtime.Object) {
-			items := obj.(*corev1.PodList).Items
-			for i := range items {
-				costOwners := costManagers(items[i].ManagedFields)
-				strip(&items[i].ObjectMeta)
-				items[i].ManagedFields = costOwners
-				items[i].Spec.Volumes = nil // large and unused
-				pods = append(pods, &items[i])
-			}
-		})
-		if err != nil {
-			fail(err)
-		}
-	}()
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if wantRS {
-		s.ReplicaSets = rsList
-		if ref.Kind == snapshot.ReplicaSet && !containsRS(rsList, ref.Name) {
-			return nil, apierrors.NewNotFound(appsv1.Resource("replicasets"), ref.Name)
-		}
-	}
-	s.Pods = pods
-	return s, nil
+}
+
+// listAs is listPaged for one item type: each item goes through trim
+// (what the prediction never reads is dropped) and is returned.
+func listAs[T any](ctx context.Context, opts metav1.ListOptions, page pager.ListPageFunc, trim func(*T)) ([]*T, error) {
+	var out []*T
+	err := listPaged(ctx, opts, page, func(obj runtime.Object) {
+		x := any(obj).(*T)
+		trim(x)
+		out = append(out, x)
+	})
+	return out, err
 }
 
 // sharedLabels is the part of rs's selector that every ReplicaSet of the
@@ -280,42 +334,12 @@ func containsRS(list []*appsv1.ReplicaSet, name string) bool {
 	return false
 }
 
-// listAll pages through a list with limit/continue, one page at a time.
-func listAll(ctx context.Context, fn func(context.Context, metav1.ListOptions) (runtime.Object, error), opts metav1.ListOptions, each func(runtime.Object)) error {
-	opts.Limit = pageSize
-	for {
-		obj, err := fn(ctx, opts)
-		if err != nil {
-			return err
-		}
-		each(obj)
-		lm, err := meta.ListAccessor(obj)
-		if err != nil {
-			return err
-		}
-		if lm.GetContinue() == "" {
-			return nil
-		}
-		opts.Continue = lm.GetContinue()
-	}
-}
-
 // strip drops what the prediction never reads, to keep memory linear and small.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
 func strip(m *metav1.ObjectMeta) {
 	m.ManagedFields = nil
-	delete(m.Annotations, "kubectl.kubernetes.io/last-applied-configuration")
-}
-
-func noteFor(what string) string {
-	switch what {
-	case "nodes":
-		return "no per-zone impact"
-	case "horizontalpodautoscalers":
-		return "an autoscaler that would undo the scale is not checked"
-	case "poddisruptionbudgets":
-		return "budgets are not checked"
-	}
-	return "skipped"
+	delete(m.Annotations, lastApplied)
 }
 
 func reason(err error) string {
@@ -342,12 +366,7 @@ func (l *Live) loadAutoscaler(ctx context.Context, ref snapshot.Ref) (*snapshot.
 	if err != nil {
 		return nil, err
 	}
-	for i, x := range s.HPAs {
-		if x.Name == h.Name {
-			s.HPAs = append(s.HPAs[:i], s.HPAs[i+1:]...)
-			break
-		}
-	}
+	s.HPAs = slices.DeleteFunc(s.HPAs, func(x *autoscalingv2.HorizontalPodAutoscaler) bool { return x.Name == h.Name })
 	s.HPAs = append(s.HPAs, h)
 	return s, nil
 }

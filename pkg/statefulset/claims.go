@@ -46,26 +46,34 @@ func (s *sim) claims() {
 		s.note("PersistentVolumeClaims could not be read: the claim names below are the expected ones, unchecked")
 	}
 	del := policy == appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	behind := 0
 	for _, f := range s.res.Pods {
 		if f.Pod == nil || (f.Fate != FateDelete && f.Fate != FateTerminating) || !s.condemnedOrd(f.Ordinal) {
 			continue
 		}
+		if f.Fate == FateDelete && !f.BeforeStall {
+			// The controller moves the claim's ownership to the pod in this
+			// sync too, but the claim goes only with the pod: not now.
+			behind++
+			continue
+		}
 		for _, t := range tmpls {
 			cf := ClaimFate{Name: ClaimName(t.Name, s.set.Name, f.Ordinal), Template: t.Name, Ordinal: f.Ordinal, Pod: f.Name}
-			var claim *corev1.PersistentVolumeClaim
-			if s.in.ClaimsKnown {
-				claim = byName[cf.Name]
-				if claim == nil {
-					continue // missing claims are skipped by the controller
-				}
-				cf.Checked = true
-			}
+			// The name follows from the template and the ordinal; a claim
+			// missing from the snapshot is still named (the controller
+			// skips it only if it really does not exist, which a file
+			// cannot tell).
+			claim := byName[cf.Name]
+			cf.Checked = claim != nil
 			cf.Fate, cf.Reason = ClaimRetain, "whenScaled: Retain: the claim stays for a later scale-up"
 			if del {
 				cf.Fate, cf.Reason = s.deleteFate(claim, f)
 			}
 			s.res.Claims = append(s.res.Claims, cf)
 		}
+	}
+	if behind > 0 && del {
+		s.note("the claims of the %d pod(s) behind the stall are deleted only when the scale-down gets to them", behind)
 	}
 }
 
@@ -75,9 +83,6 @@ func (s *sim) condemnedOrd(ord int) bool { return ord >= 0 && !s.inRange(ord) }
 // nil, unchecked) claim of condemned pod f.
 func (s *sim) deleteFate(claim *corev1.PersistentVolumeClaim, f PodFate) (string, string) {
 	after := "the controller makes " + f.Name + " its owner; the garbage collector deletes the claim after the pod"
-	if !f.BeforeStall && f.Fate == FateDelete {
-		after += " (the scale-down stalls before " + f.Name + ", so not yet)"
-	}
 	if claim == nil {
 		return ClaimDelete, "whenScaled: Delete: " + after
 	}

@@ -74,8 +74,9 @@ type ClaimFate struct {
 	Pod      string
 	Fate     string // ClaimDelete or ClaimRetain
 	Reason   string
-	// Checked: the claim was found among Input.Claims. False when the
-	// claims could not be read and the name is only the expected one.
+	// Checked: the claim was found among Input.Claims. False when it is
+	// not there (or the claims could not be read): the name is then only
+	// the expected one.
 	Checked bool
 }
 

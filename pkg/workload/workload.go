@@ -37,17 +37,38 @@ var ErrUnsupported = errors.New("unsupported kind")
 
 // Predict predicts the scale-in of ref to replicas.
 func Predict(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) (*prediction.Prediction, error) {
+	var pred *prediction.Prediction
+	var err error
 	switch ref.Kind {
 	case snapshot.ReplicaSet, snapshot.ReplicationController:
-		return predictReplicaSet(s, ref, replicas, o)
+		pred, err = predictReplicaSet(s, ref, replicas, o)
 	case snapshot.Deployment:
-		return predictDeployment(s, ref, replicas, o)
+		pred, err = predictDeployment(s, ref, replicas, o)
 	case snapshot.StatefulSet:
-		return predictStatefulSet(s, ref, replicas, o)
+		pred, err = predictStatefulSet(s, ref, replicas, o)
 	case snapshot.HorizontalPodAutoscaler:
-		return predictAutoscaler(s, ref, replicas, o)
+		pred, err = predictAutoscaler(s, ref, replicas, o)
+	default:
+		return nil, fmt.Errorf("%w: %s", ErrUnsupported, ref.Kind)
 	}
-	return nil, fmt.Errorf("%w: %s", ErrUnsupported, ref.Kind)
+	if pred != nil {
+		pred.Warnings = Dedupe(pred.Warnings)
+	}
+	return pred, err
+}
+
+// Dedupe drops repeated lines, keeping the first of each: a model that
+// meets the same condition in every simulated step says it once.
+func Dedupe(lines []string) []string {
+	seen := make(map[string]bool, len(lines))
+	out := lines[:0]
+	for _, l := range lines {
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func newPrediction(ref snapshot.Ref, current, desired int32, o Options) *prediction.Prediction {

@@ -1,0 +1,303 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// snapshotVariant writes examples/web.yaml (deploy/web in shop: one
+// ReplicaSet, six pods, statuses saying six) after edit, and returns the path.
+func snapshotVariant(t *testing.T, edit func(items []map[string]any) []map[string]any) string {
+	t.Helper()
+	data, err := os.ReadFile("../../examples/web.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		APIVersion string           `json:"apiVersion"`
+		Kind       string           `json:"kind"`
+		Items      []map[string]any `json:"items"`
+	}
+	if err := yaml.Unmarshal(data, &list); err != nil {
+		t.Fatal(err)
+	}
+	list.Items = edit(list.Items)
+	out, err := yaml.Marshal(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "snap.yaml")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func dropKind(kind string) func([]map[string]any) []map[string]any {
+	return func(items []map[string]any) []map[string]any {
+		var out []map[string]any
+		for _, it := range items {
+			if it["kind"] != kind {
+				out = append(out, it)
+			}
+		}
+		return out
+	}
+}
+
+func keepPods(n int) func([]map[string]any) []map[string]any {
+	return func(items []map[string]any) []map[string]any {
+		var out []map[string]any
+		for _, it := range items {
+			if it["kind"] == "Pod" {
+				if n == 0 {
+					continue
+				}
+				n--
+			}
+			out = append(out, it)
+		}
+		return out
+	}
+}
+
+func duplicatePod(items []map[string]any) []map[string]any {
+	for _, it := range items {
+		if it["kind"] == "Pod" {
+			return append(items, it)
+		}
+	}
+	return items
+}
+
+func podsIn(ns string) func([]map[string]any) []map[string]any {
+	return func(items []map[string]any) []map[string]any {
+		for _, it := range items {
+			if it["kind"] == "Pod" {
+				it["metadata"].(map[string]any)["namespace"] = ns
+			}
+		}
+		return items
+	}
+}
+
+func rsGenerationAhead(items []map[string]any) []map[string]any {
+	for _, it := range items {
+		if it["kind"] == "ReplicaSet" {
+			it["metadata"].(map[string]any)["generation"] = 4
+			it["status"].(map[string]any)["observedGeneration"] = 3
+		}
+	}
+	return items
+}
+
+func noStrategyNoRS(items []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, it := range items {
+		switch it["kind"] {
+		case "Deployment":
+			delete(it["spec"].(map[string]any), "strategy")
+			delete(it, "status")
+			out = append(out, it)
+		case "Pod":
+		default:
+		}
+	}
+	return out
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "in.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestBadInputMatrix: every bad input gets its documented exit code and a
+// single "error: " line that names the problem, never a stack trace and
+// never a prediction printed as if complete. Cases marked other=true are
+// decided by other parts of the command (flag parsing, gates, steering);
+// their message check is loose: it only requires the bad value.
+func TestBadInputMatrix(t *testing.T) {
+	web := []string{"deploy/web", "-n", "shop", "--now", liveNowFlag}
+	off := func(file string, extra ...string) []string {
+		return append(append([]string{"-f", file}, web...), extra...)
+	}
+	example := "../../examples/web.yaml"
+	type tc struct {
+		name  string
+		args  func(t *testing.T) []string
+		stdin string
+		live  bool // against the fake API server (trusted certificate)
+		code  int
+		words []string
+		other bool
+		// process: run as a separate process with a time and memory bound.
+		process bool
+	}
+	static := func(args ...string) func(*testing.T) []string { return func(*testing.T) []string { return args } }
+	variant := func(edit func([]map[string]any) []map[string]any, extra ...string) func(*testing.T) []string {
+		return func(t *testing.T) []string { return off(snapshotVariant(t, edit), extra...) }
+	}
+	content := func(s string, extra ...string) func(*testing.T) []string {
+		return func(t *testing.T) []string { return off(writeFile(t, s), extra...) }
+	}
+	cases := []tc{
+		// Incomplete or inconsistent snapshots.
+		{name: "snapshot without pods", args: variant(dropKind("Pod"), "--replicas=3", "--fail-if-uncertain"), code: ExitBadFile, words: []string{"none of its pods", "kubectl get deploy,rs,pods -n shop -o yaml"}},
+		{name: "snapshot without ReplicaSets", args: variant(dropKind("ReplicaSet"), "--replicas=3"), code: ExitBadFile, words: []string{"none of its ReplicaSets", "kubectl get"}},
+		{name: "snapshot with some pods cut off", args: variant(keepPods(4), "--replicas=3", "--fail-if-uncertain"), code: ExitUncertain, words: []string{"incomplete", "counts 6 pods"}},
+		{name: "pods exported from another namespace", args: variant(podsIn("default"), "--replicas=3"), code: ExitBadFile, words: []string{"none of its pods"}},
+		{name: "pod listed twice", args: variant(duplicatePod, "--replicas=3"), code: ExitBadFile, words: []string{"web-7d9f8c6b5-p1xq", "give each object once"}},
+		{name: "pod listed twice at a scale-up", args: variant(duplicatePod, "--replicas=30"), code: ExitBadFile, words: []string{"give each object once"}},
+		{name: "spec change not yet observed", args: variant(rsGenerationAhead, "--replicas=3", "--fail-if-uncertain"), code: ExitUncertain, words: []string{"not yet observed"}},
+		{name: "ReplicaSet target without pods", args: func(t *testing.T) []string {
+			return []string{"-f", snapshotVariant(t, dropKind("Pod")), "rs/web-7d9f8c6b5", "-n", "shop", "--replicas=1"}
+		}, code: ExitBadFile, words: []string{"ReplicaSet web-7d9f8c6b5", "kubectl get rs,pods"}},
+		// Unusable files.
+		{name: "empty file", args: content("", "--replicas=3"), code: ExitBadFile, words: []string{"empty"}},
+		{name: "blank file", args: content("\n  \n", "--replicas=3"), code: ExitBadFile, words: []string{"empty"}},
+		{name: "malformed YAML", args: content("items: [\n  - {", "--replicas=3"), code: ExitBadFile},
+		{name: "binary garbage", args: content("\x00\x01\x02\xff\xfe", "--replicas=3"), code: ExitBadFile},
+		{name: "object without kind", args: content("apiVersion: v1\nmetadata: {name: x}\n", "--replicas=3"), code: ExitBadFile},
+		{name: "only other kinds", args: content("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "--replicas=3"), code: ExitBadFile, words: []string{"holds no"}},
+		{name: "YAML alias bomb", args: static(off("testdata/aliasbomb.yaml", "--replicas=3")...), code: ExitBadFile, words: []string{"aliasing"}},
+		{name: "missing file", args: static(append([]string{"-f", "/nonexistent/snap.yaml"}, append(web, "--replicas=3")...)...), code: ExitBadFile, words: []string{"/nonexistent/snap.yaml"}},
+		{name: "empty stdin", args: static(append([]string{"-f", "-"}, append(web, "--replicas=3")...)...), code: ExitBadFile, words: []string{"standard input"}},
+		{name: "pod without a name", args: content("apiVersion: v1\nkind: Pod\nmetadata: {namespace: shop}\n---\n"+mustRead(t, example), "--replicas=3"), code: ExitBadFile, words: []string{"no metadata.name"}},
+		{name: "wrong field type", args: content("apiVersion: v1\nkind: Pod\nmetadata: {name: x, namespace: shop}\nspec: {containers: 3}\n", "--replicas=3"), code: ExitBadFile},
+		// Targets.
+		{name: "target not in the file", args: static("-f", example, "deploy/nope", "-n", "shop", "--replicas=1"), code: ExitNotFound, words: []string{"nope", "not found"}},
+		{name: "target in another namespace", args: static("-f", example, "deploy/web", "-n", "other", "--replicas=1"), code: ExitNotFound, words: []string{"not found"}},
+		{name: "DaemonSet", args: static("-f", example, "ds/x", "--replicas=1"), code: ExitUnsupported},
+		{name: "Pod", args: static("-f", example, "pod/x", "--replicas=1"), code: ExitUnsupported},
+		{name: "Job", args: static("-f", example, "job/x", "--replicas=1"), code: ExitUnsupported},
+		// Arguments and flags.
+		{name: "no --replicas", args: static(off(example)...), code: ExitUsage, words: []string{"--replicas"}},
+		{name: "empty --replicas", args: static(off(example, "--replicas=")...), code: ExitUsage, words: []string{"--replicas"}},
+		{name: "--replicas not a number", args: static(off(example, "--replicas=abc")...), code: ExitUsage, words: []string{"abc"}},
+		{name: "--replicas negative", args: static(off(example, "--replicas=-1")...), code: ExitUsage, words: []string{"negative"}},
+		{name: "--replicas fraction", args: static(off(example, "--replicas=1.5")...), code: ExitUsage, words: []string{"1.5"}},
+		{name: "--replicas above int32", args: static(off(example, "--replicas=2147483648")...), code: ExitUsage, words: []string{"2147483648"}, other: true},
+		{name: "no object", args: static("-f", example, "--replicas=1"), code: ExitUsage, words: []string{"name one object"}},
+		{name: "object without name", args: static("-f", example, "deploy/", "--replicas=1"), code: ExitUsage, words: []string{"missing the object name"}},
+		{name: "two objects", args: static("-f", example, "deploy/web", "rs/x", "--replicas=1"), code: ExitUsage, words: []string{"rs/x"}, other: true},
+		{name: "three arguments", args: static("-f", example, "deploy", "web", "extra", "--replicas=1"), code: ExitUsage, other: true},
+		{name: "unknown output", args: static(off(example, "--replicas=1", "-o", "xml")...), code: ExitUsage, words: []string{"xml"}},
+		{name: "output without value", args: static(off(example, "--replicas=1", "-o")...), code: ExitUsage, other: true},
+		{name: "bad --now", args: static(off(example, "--replicas=1", "--now", "yesterday")...), code: ExitUsage, words: []string{"--now"}},
+		{name: "kube-version not a version", args: static(off(example, "--replicas=1", "--kube-version", "two")...), code: ExitUsage, words: []string{"two"}},
+		{name: "kube-version too old", args: static(off(example, "--replicas=1", "--kube-version", "1.20")...), code: ExitUsage, words: []string{"1.20"}},
+		{name: "kube-version too new", args: static(off(example, "--replicas=1", "--kube-version", "1.99")...), code: ExitUsage, words: []string{"1.99"}},
+		{name: "kube-version 2.0", args: static(off(example, "--replicas=1", "--kube-version", "2.0")...), code: ExitUsage, words: []string{"2.0"}},
+		{name: "gate without value", args: static(off(example, "--replicas=1", "--feature-gates", "PodDeletionCost")...), code: ExitUsage, words: []string{"PodDeletionCost"}},
+		{name: "gate not boolean", args: static(off(example, "--replicas=1", "--feature-gates", "PodDeletionCost=maybe")...), code: ExitUsage, words: []string{"maybe"}},
+		{name: "misspelt gate", args: static(off(example, "--replicas=1", "--feature-gates", "PodDeletonCost=false")...), code: ExitUsage, words: []string{"PodDeletonCost"}, other: true},
+		{name: "gate removed in that version", args: static(off(example, "--replicas=1", "--kube-version", "1.37", "--feature-gates", "LogarithmicScaleDown=false")...), code: ExitUsage, words: []string{"LogarithmicScaleDown"}},
+		{name: "unknown flag", args: static(off(example, "--replicas=1", "--no-such-flag")...), code: ExitUsage, words: []string{"--no-such-flag"}},
+		{name: "spare a pod that is no candidate", args: static(off(example, "--replicas=3", "--spare", "nope")...), code: ExitUsage, words: []string{"nope"}, other: true},
+		{name: "spare and target the same pod", args: static(off(example, "--replicas=3", "--spare", "web-7d9f8c6b5-p1xq", "--target", "web-7d9f8c6b5-p1xq")...), code: ExitUsage, words: []string{"web-7d9f8c6b5-p1xq"}, other: true},
+		{name: "target a node with no pod", args: static(off(example, "--replicas=3", "--target-node", "nope")...), code: ExitUsage, words: []string{"nope"}, other: true},
+		// Live: configuration and transport.
+		{name: "bad --request-timeout", args: static("deploy/api", "-n", "prod", "--replicas=1", "--request-timeout=soon"), live: true, code: ExitUsage, words: []string{"--request-timeout", "soon"}},
+		{name: "untrusted certificate", args: static("deploy/api", "-n", "prod", "--replicas=1", "--kube-version", "1.37", "--insecure-skip-tls-verify=false", "--certificate-authority", "/dev/null"), live: true, code: ExitUnreachable, words: []string{"certificate"}},
+		{name: "unreachable server", args: static("deploy/api", "-n", "prod", "--replicas=1", "--kube-version", "1.37", "--server", "https://127.0.0.1:1"), live: true, code: ExitUnreachable, words: []string{"cannot reach"}},
+		{name: "live object not found", args: static("deploy/nope", "-n", "prod", "--replicas=1", "--kube-version", "1.37"), live: true, code: ExitNotFound, words: []string{"nope"}},
+		// Scale-ups answer at once, whatever the size.
+		{name: "scale-up to the int32 maximum", args: static(off(example, "--replicas=2147483647")...), code: ExitOK, process: true, other: true},
+		{name: "ReplicaSet scale-up to the int32 maximum", args: static("-f", example, "rs/web-7d9f8c6b5", "-n", "shop", "--replicas=2147483647"), code: ExitOK, process: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var r cliResult
+			if c.process {
+				r = boundedRun(t, c.args(t))
+			} else if c.live {
+				f := newFakeAPIServer(t)
+				r = f.run(true, c.args(t)...)
+			} else {
+				var stdin *strings.Reader
+				if c.stdin != "" {
+					stdin = strings.NewReader(c.stdin)
+				}
+				if stdin != nil {
+					r = cliRun(t, nil, stdin, c.args(t)...)
+				} else {
+					r = cliRun(t, nil, nil, c.args(t)...)
+				}
+			}
+			if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic:") {
+				t.Fatalf("stack trace:\n%s", r.stderr)
+			}
+			if c.code == ExitOK {
+				wantExit(t, r, ExitOK)
+				return
+			}
+			if c.code != ExitUncertain && r.stdout != "" {
+				t.Errorf("a failed run printed output:\n%s", r.stdout)
+			}
+			wantExit(t, r, c.code, c.words...)
+		})
+	}
+	if len(cases) < 40 {
+		t.Errorf("%d cases, want at least 40", len(cases))
+	}
+}
+
+// boundedRun runs the plugin as a process and kills it after 10 s: a
+// scale-up must answer at once, and one that does not must not hang the suite.
+func boundedRun(t *testing.T, args []string) cliResult {
+	t.Helper()
+	cmd := mainProcess(args, "KUBECONFIG="+filepath.Join(t.TempDir(), "none"))
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	}()
+	_ = cmd.Wait()
+	close(done)
+	r := cliResult{code: cmd.ProcessState.ExitCode(), stdout: out.String(), stderr: errOut.String(), elapsed: time.Since(start)}
+	if r.elapsed >= 10*time.Second {
+		t.Fatalf("killed after %v: a scale-up must answer at once", r.elapsed)
+	}
+	return r
+}
+
+// A Deployment with no strategy and no ReplicaSet says each thing once.
+func TestWarningsOnce(t *testing.T) {
+	r := cliRun(t, nil, nil, append([]string{"-f", snapshotVariant(t, noStrategyNoRS)}, "deploy/web", "-n", "shop", "--replicas=3", "--now", liveNowFlag, "-o", "json")...)
+	wantExit(t, r, ExitOK)
+	p := decode(t, r.stdout)
+	seen := map[string]bool{}
+	for _, w := range p.Warnings {
+		if seen[w] {
+			t.Errorf("warning repeated: %q", w)
+		}
+		seen[w] = true
+	}
+}
