@@ -141,7 +141,7 @@ func (r *scenarioRun) scaleAndObserve(ctx context.Context) error {
 	defer stopWatch()
 	// Deployments: the ReplicaSets' sizes through the scale, from a list
 	// taken before the pods' (both resourceVersions are etcd revisions).
-	rsDone := make(<-chan struct{})
+	var rsDone <-chan struct{}
 	if r.sc.kind == kindDeployment {
 		rss, err := c.AppsV1().ReplicaSets(r.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
