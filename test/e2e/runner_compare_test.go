@@ -159,6 +159,7 @@ func expectDeletedSet(names ...string) func(r *scenarioRun) error {
 // selectorMatches and mustJSON are harness helpers for scenario files.
 //
 //nolint:unused // kept for scenario files
+//lint:ignore U1000 kept for scenario files
 func selectorMatches(sel map[string]string, p *corev1.Pod) bool {
 	return labels.SelectorFromSet(sel).Matches(labels.Set(p.Labels))
 }
