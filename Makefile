@@ -122,13 +122,20 @@ tools: $(GORELEASER_STAMP) lint-tools
 lint-tools: $(GOLANGCI_LINT_STAMP) $(STATICCHECK_STAMP)
 
 # gofmt, golangci-lint (.golangci.yml) and staticcheck on both modules.
+# Every linter runs even when an earlier one fails, so one run shows all
+# findings; the target fails if any did.
+LINT_STEPS := \
+	'test -z "$$(gofmt -l cmd pkg test)" || { echo "gofmt needed:"; gofmt -l cmd pkg test; false; }' \
+	'$(GOLANGCI_LINT) run ./...' \
+	'cd test && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...' \
+	'cd test/versions/oraclegen && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...' \
+	'$(STATICCHECK) ./...' \
+	'cd test && $(STATICCHECK) ./...'
+
 lint: lint-tools
-	@test -z "$$(gofmt -l cmd pkg test)" || (echo "gofmt needed:"; gofmt -l cmd pkg test; exit 1)
-	$(GOLANGCI_LINT) run ./...
-	cd test && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
-	cd test/versions/oraclegen && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
-	$(STATICCHECK) ./...
-	cd test && $(STATICCHECK) ./...
+	@failed=0; for step in $(LINT_STEPS); do \
+		echo "$$step"; (eval "$$step") || failed=1; \
+	done; exit $$failed
 
 # --- release (packaging) ---
 # goreleaser reads the commit only when the clone has a remote; a work tree
