@@ -1,20 +1,36 @@
-# scale-preview Makefile. `make test` is the command CI runs (see README).
+# scale-preview Makefile. Three suites (docs/testing.md has what each runs
+# and how long it takes):
+#   make test        contributors' loop: lint, unit/CLI tests, conformance
+#                    against the real 1.37 comparator and the recorded
+#                    1.21/1.25/1.29/1.33 answers. No control plane, no goreleaser.
+#   make check       CI (.ci/run): test + the e2e suite on a real control
+#                    plane (short sample) + packaging of this platform's archive.
+#   make check-long  everything: full e2e, six-platform release snapshot,
+#                    regenerated oracles, long conformance, fuzzing.
 GO ?= go
 BIN := bin/kubectl-scale_preview
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo none)
 LDFLAGS := -X github.com/scale-preview/scale-preview/pkg/version.Version=$(VERSION) -X github.com/scale-preview/scale-preview/pkg/version.Commit=$(COMMIT)
 
-.PHONY: build test unit conformance e2e e2e-short demo lint bench
+# Every build and test without cgo, as the release and the upstream control
+# plane are built: one build cache entry per package for the tests, the
+# e2e binaries, kubectl and the plugin (no second compile of client-go and
+# k8s.io/kubernetes with other settings). Set CGO_ENABLED=1 to override.
+CGO_ENABLED ?= 0
+export CGO_ENABLED
 
-# The whole suite, as CI runs it: unit and CLI tests, conformance against the
-# real Kubernetes controller code (1.37, and 1.21/1.25/1.29/1.33 through
-# recorded oracles), the real control-plane end-to-end suite, and the
-# packaging test (goreleaser archives installed the way krew does).
-test: lint unit conformance conformance-versions e2e packaging-test
+.PHONY: build test check check-long unit conformance conformance-short conformance-long \
+	e2e e2e-short e2e-check demo lint bench fuzz
+
+test: lint unit conformance-short
+
+check: test e2e-check packaging-check
+
+check-long: test e2e packaging-test oracles-check conformance-long fuzz-long
 
 build:
-	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-scale_preview
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-scale_preview
 
 # Unit and CLI tests, then every engine benchmark once in short mode so
 # they keep compiling and running (figures come from `make bench`).
@@ -22,17 +38,30 @@ unit:
 	$(GO) test ./...
 	$(GO) test -short -run '^$$' -bench . -benchtime 1x ./pkg/engine/
 
-# Checks the engine against k8s.io/kubernetes' own ActivePodsWithRanks.
-conformance:
-	cd test && $(GO) test -count=1 -v ./conformance/
+# The engine against k8s.io/kubernetes' own ActivePodsWithRanks (1.37,
+# in process) and against the recorded answers of older releases
+# (test/conformance/testdata/oracles). -short: 300 random pod sets per
+# check instead of 3,000.
+conformance-short:
+	cd test && $(GO) test -count=1 -short -v ./conformance/
+
+conformance-long:
+	cd test && $(GO) test -count=1 -v -timeout 30m ./conformance/
+
+conformance: conformance-long
 
 # Starts etcd, kube-apiserver and kube-controller-manager (built from the Go
 # module proxy) on loopback and compares predictions with real scale-ins.
 e2e:
-	cd test && $(GO) test -count=1 -v -timeout 80m ./e2e/
+	cd test && E2E_REQUIRE_PLUGIN=1 $(GO) test -count=1 -v -timeout 80m ./e2e/
 
 e2e-short:
 	cd test && $(GO) test -count=1 -v -short -timeout 40m ./e2e/
+
+# CI's sample: the -short scenarios, and a plugin that does not build is a
+# failure rather than a skip.
+e2e-check:
+	cd test && E2E_REQUIRE_PLUGIN=1 $(GO) test -count=1 -v -short -timeout 40m ./e2e/
 
 # A prediction from the shipped offline example; no cluster needed.
 demo:
@@ -41,47 +70,101 @@ demo:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/engine/
 
-lint:
-	@test -z "$$(gofmt -l cmd pkg test)" || (gofmt -l cmd pkg test; exit 1)
-	$(GO) vet ./...
-	cd test && $(GO) vet ./...
+# --- fuzzing ---
+# Runs every Fuzz* target of the root module for FUZZTIME each, found with
+# `go test -list` (a new target needs no change here).
+FUZZTIME ?= 10m
 
-# --- release (packaging) ---
-# goreleaser is built from the Go module proxy into a repo-local tools dir
-# (~7-11 min the first time on 2 cores). Pinned: v2.16.0 is the newest that
-# builds with Go 1.26 (v2.18 needs Go 1.27). Changing GORELEASER_VERSION
-# reinstalls it (the stamp file names the installed version).
+fuzz:
+	@set -e; targets=$$($(GO) test -list '^Fuzz' ./... | awk '/^Fuzz/ {f[n++]=$$1} /^ok / {for (i = 0; i < n; i++) print $$2 "," f[i]; n = 0}'); \
+	if [ -z "$$targets" ]; then echo "fuzz: no Fuzz targets in the root module"; exit 0; fi; \
+	for t in $$targets; do \
+		pkg=$${t%%,*}; name=$${t#*,}; \
+		echo "== fuzz $$name ($$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+	done
+
+fuzz-long:
+	$(MAKE) fuzz FUZZTIME=1m
+
+# --- tools ---
+# Linters and goreleaser are built from the Go module proxy into a
+# repo-local tools dir, pinned. A stamp file names the installed version:
+# changing a version reinstalls that tool (so does a missing binary).
+# goreleaser v2.16.0 is the newest that builds with Go 1.26 (v2.18 needs
+# Go 1.27); a cold build takes ~7-11 min on 2 cores.
 GORELEASER_VERSION ?= v2.16.0
+GOLANGCI_LINT_VERSION ?= v2.15.0
+STATICCHECK_VERSION ?= v0.8.2
 TOOLS_BIN := $(CURDIR)/bin/tools
 GORELEASER := $(TOOLS_BIN)/goreleaser
+GOLANGCI_LINT := $(TOOLS_BIN)/golangci-lint
+STATICCHECK := $(TOOLS_BIN)/staticcheck
 GORELEASER_STAMP := $(TOOLS_BIN)/.goreleaser-$(GORELEASER_VERSION)
+GOLANGCI_LINT_STAMP := $(TOOLS_BIN)/.golangci-lint-$(GOLANGCI_LINT_VERSION)
+STATICCHECK_STAMP := $(TOOLS_BIN)/.staticcheck-$(STATICCHECK_VERSION)
+
+# $(call go-tool,name,version,package)
+define go-tool
+$(TOOLS_BIN)/.$(1)-$(2): $$(if $$(wildcard $(TOOLS_BIN)/$(1)),,$(1)-missing)
+	@mkdir -p $(TOOLS_BIN)
+	GOBIN=$(TOOLS_BIN) CGO_ENABLED=0 $(GO) install $(3)@$(2)
+	@rm -f $(TOOLS_BIN)/.$(1)-*
+	@touch $$@
+.PHONY: $(1)-missing
+endef
+$(eval $(call go-tool,goreleaser,$(GORELEASER_VERSION),github.com/goreleaser/goreleaser/v2))
+$(eval $(call go-tool,golangci-lint,$(GOLANGCI_LINT_VERSION),github.com/golangci/golangci-lint/v2/cmd/golangci-lint))
+$(eval $(call go-tool,staticcheck,$(STATICCHECK_VERSION),honnef.co/go/tools/cmd/staticcheck))
+
+.PHONY: tools lint-tools
+tools: $(GORELEASER_STAMP) lint-tools
+lint-tools: $(GOLANGCI_LINT_STAMP) $(STATICCHECK_STAMP)
+
+# gofmt, golangci-lint (.golangci.yml) and staticcheck on both modules.
+# Every linter runs even when an earlier one fails, so one run shows all
+# findings; the target fails if any did.
+LINT_STEPS := \
+	'test -z "$$(gofmt -l cmd pkg test)" || { echo "gofmt needed:"; gofmt -l cmd pkg test; false; }' \
+	'$(GOLANGCI_LINT) run ./...' \
+	'cd test && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...' \
+	'cd test/versions/oraclegen && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...' \
+	'$(STATICCHECK) ./...' \
+	'cd test && $(STATICCHECK) ./...'
+
+lint: lint-tools
+	@failed=0; for step in $(LINT_STEPS); do \
+		echo "$$step"; (eval "$$step") || failed=1; \
+	done; exit $$failed
+
+# --- release (packaging) ---
 # goreleaser reads the commit only when the clone has a remote; a work tree
 # without one gets the project's URL for this command alone (not written to
 # .git/config), so snapshots still stamp the real commit.
 GORELEASER_ENV := $(if $(shell git remote 2>/dev/null),,GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/scale-preview/scale-preview.git)
+# The packaging test passes a copy of .goreleaser.yaml limited to this
+# machine's platform here.
+GORELEASER_CONFIG ?= .goreleaser.yaml
 
-.PHONY: tools release-snapshot packaging-test goreleaser-missing
+.PHONY: release-snapshot packaging-test packaging-check
 
-tools: $(GORELEASER_STAMP)
-
-# (also reinstalled when the binary is gone while the stamp is not)
-$(GORELEASER_STAMP): $(if $(wildcard $(GORELEASER)),,goreleaser-missing)
-	@mkdir -p $(TOOLS_BIN)
-	GOBIN=$(TOOLS_BIN) CGO_ENABLED=0 $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
-	@rm -f $(TOOLS_BIN)/.goreleaser-*
-	@touch $@
-
-# Builds every archive of .goreleaser.yaml into dist/ (no publishing):
+# Builds every archive of the goreleaser config into dist/ (no publishing):
 # linux/darwin/windows x amd64/arm64, plus checksums.txt.
 release-snapshot: $(GORELEASER_STAMP)
-	$(GORELEASER_ENV) $(GORELEASER) check
-	$(GORELEASER_ENV) $(GORELEASER) release --snapshot --clean
+	$(GORELEASER_ENV) $(GORELEASER) check --config $(GORELEASER_CONFIG)
+	$(GORELEASER_ENV) $(GORELEASER) release --snapshot --clean --config $(GORELEASER_CONFIG)
 
-# Builds the archives (make release-snapshot; PACKAGING_DIST=<dir> uses an
-# existing build), validates the krew manifests, installs the plugin the
+# Builds the six archives (make release-snapshot; PACKAGING_DIST=<dir> uses
+# an existing build), validates the krew manifests, installs the plugin the
 # way krew does and runs it through kubectl (help, --version, completion).
 packaging-test:
 	cd test && $(GO) test -count=1 -v -timeout 60m ./packaging/
+
+# The same for this machine's archive only (.goreleaser.yaml with its
+# platform list narrowed to this one): the manifests are still validated
+# for every platform, with stand-in sums for the archives not built.
+packaging-check: $(GORELEASER_STAMP)
+	cd test && PACKAGING_SINGLE_TARGET=1 $(GO) test -count=1 -v -timeout 40m ./packaging/
 
 # --- e2e extras ---
 .PHONY: e2e-scale demo-cluster e2e-steering e2e-rollout
@@ -104,22 +187,37 @@ e2e-steering:
 e2e-rollout:
 	cd test && $(GO) test -count=1 -v -run '^(TestRolloutScenarios|TestRandomRollouts)$$' -timeout 30m ./e2e/
 
-# --- per-version conformance ---
-# Each test/versions/v1_NN module pins that release's k8s.io/kubernetes and
-# writes the real ActivePodsWithRanks.Less of every ordered pair of random
-# pod sets, under each gate combination, to $(ORACLE_DIR)/v1.NN.json;
-# TestVersionOracles then checks pkg/rules + pkg/engine against all of them.
-# (made absolute: every step runs in another directory)
-ORACLE_DIR ?= $(CURDIR)/test/.oracle
+# --- recorded oracles of older releases ---
+# Each test/versions/v1_NN module pins that release's k8s.io/kubernetes
+# (a whole release to compile: minutes each) and writes the real
+# ActivePodsWithRanks.Less of every ordered pair of seeded random pod sets,
+# under each gate combination, to $(ORACLE_DIR)/v1.NN.json.gz.
+# `make oracles` rewrites the committed files; `make oracles-check`
+# regenerates them elsewhere and compares (same seed: same answers).
+ORACLE_DIR ?= $(CURDIR)/test/conformance/testdata/oracles
 override ORACLE_DIR := $(abspath $(ORACLE_DIR))
 ORACLE_VERSIONS ?= v1_21 v1_25 v1_29 v1_33
 
-.PHONY: conformance-versions
+.PHONY: oracles oracles-check conformance-versions
 
-conformance-versions:
+# Regenerates the recorded oracles, then checks the engine against them.
+conformance-versions: oracles
+	cd test && $(GO) test -count=1 -run '^TestVersionOracles$$' -v ./conformance/
+
+oracles:
 	@mkdir -p $(ORACLE_DIR)
 	@for v in $(ORACLE_VERSIONS); do \
 		echo "== oracle $$v"; \
-		(cd test/versions/$$v && ORACLE_DIR=$(ORACLE_DIR) $(GO) test -count=1 ./...) || exit 1; \
+		(cd test/versions/$$v && ORACLE_DIR=$(ORACLE_DIR) $(GO) test -count=1 -v ./...) || exit 1; \
 	done
-	cd test && ORACLE_DIR=$(ORACLE_DIR) $(GO) test -count=1 -run TestVersionOracles -v ./conformance/
+
+oracles-check:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(MAKE) --no-print-directory oracles ORACLE_DIR=$$tmp; \
+	for v in $(ORACLE_VERSIONS); do \
+		f=v1.$${v#v1_}.json.gz; \
+		gzip -dc test/conformance/testdata/oracles/$$f > $$tmp/committed.json; \
+		gzip -dc $$tmp/$$f > $$tmp/regenerated.json; \
+		if cmp -s $$tmp/committed.json $$tmp/regenerated.json; then echo "oracles-check: $$f unchanged"; \
+		else echo "oracles-check: $$f differs from a regeneration: run make oracles and review"; exit 1; fi; \
+	done

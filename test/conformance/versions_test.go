@@ -2,11 +2,11 @@ package conformance
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -18,18 +18,41 @@ import (
 	"github.com/scale-preview/scale-preview/pkg/rules"
 )
 
-// The oracle files are written by the per-version modules in
-// test/versions/v1_NN (see test/versions/oraclegen): each holds the real
-// controller.ActivePodsWithRanks.Less of that Kubernetes version, for every
-// ordered pair of random pod sets, under every gate combination that
-// matters in that version. `make conformance-versions` writes them and then
-// runs TestVersionOracles.
+// The recorded oracles in testdata/oracles/v1.NN.json.gz hold the real
+// controller.ActivePodsWithRanks.Less of Kubernetes 1.21, 1.25, 1.29 and
+// 1.33, for every ordered pair of seeded random pod sets, under every gate
+// combination that matters in that version. The per-version modules in
+// test/versions/v1_NN write them (`make oracles`; `make oracles-check`
+// regenerates them into a temporary directory and compares), each pinning
+// that release's k8s.io/kubernetes: too heavy to compile on every run,
+// while the answers are small and never change.
 
-type oracleFile struct {
+// recordedFile is the stored form (test/versions/oraclegen.File): the sets
+// once, and per gate combination only the answers.
+type recordedFile struct {
 	Minor      int                      `json:"minor"`
 	Kubernetes string                   `json:"kubernetes"`
+	Seed       uint64                   `json:"seed"`
 	Features   map[string]oracleFeature `json:"features"`
-	Cases      []oracleCase             `json:"cases"`
+	Sets       []struct {
+		Now   string            `json:"now"`
+		Pods  []json.RawMessage `json:"pods"`
+		Ranks []int             `json:"ranks"`
+	} `json:"sets"`
+	Combos []struct {
+		Gates     map[string]bool `json:"gates"`
+		Effective map[string]bool `json:"effective"`
+		Less      []string        `json:"less"` // per set: n*n of '0'/'1', row-major
+	} `json:"combos"`
+}
+
+// oracleFile is a recorded file expanded into one case per set and gate
+// combination.
+type oracleFile struct {
+	Minor      int
+	Kubernetes string
+	Features   map[string]oracleFeature
+	Cases      []oracleCase
 }
 
 type oracleFeature struct {
@@ -39,53 +62,87 @@ type oracleFeature struct {
 }
 
 type oracleCase struct {
-	Gates     map[string]bool   `json:"gates"`
-	Effective map[string]bool   `json:"effective"`
-	Now       string            `json:"now"`
-	Pods      []json.RawMessage `json:"pods"`
-	Ranks     []int             `json:"ranks"`
-	Less      [][]bool          `json:"less"`
+	Gates     map[string]bool
+	Effective map[string]bool
+	Now       string
+	Pods      []json.RawMessage
+	Ranks     []int
+	Less      [][]bool
 }
 
-// oracleDir is $ORACLE_DIR, else test/.oracle found from this source file,
-// else ../.oracle relative to the package directory go test runs in.
+// oracleDir is $ORACLE_DIR (a directory `make oracles` wrote), else the
+// recorded files.
 func oracleDir() string {
 	if d := os.Getenv("ORACLE_DIR"); d != "" {
 		return d
 	}
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		return filepath.Join(filepath.Dir(file), "..", ".oracle")
-	}
-	return filepath.Join("..", ".oracle")
+	return filepath.Join("testdata", "oracles")
 }
+
+// oracleVersions are the releases recorded; each must be there.
+var oracleVersions = []string{"v1.21", "v1.25", "v1.29", "v1.33"}
 
 func TestVersionOracles(t *testing.T) {
 	dir := oracleDir()
-	paths, err := filepath.Glob(filepath.Join(dir, "v1.*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Skipf("no oracle files v1.*.json in %s: `make conformance-versions` writes them from the per-version modules in test/versions", dir)
-	}
-	sort.Strings(paths)
-	for _, path := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".json"), func(t *testing.T) {
-			data, err := os.ReadFile(path)
+	for _, v := range oracleVersions {
+		t.Run(v, func(t *testing.T) {
+			f, err := loadOracle(filepath.Join(dir, v+".json.gz"))
 			if err != nil {
-				t.Fatal(err)
-			}
-			var f oracleFile
-			if err := json.Unmarshal(data, &f); err != nil {
-				t.Fatalf("%s: %v", path, err)
+				t.Fatalf("%v (`make oracles` writes it from test/versions)", err)
 			}
 			if len(f.Cases) == 0 {
-				t.Fatalf("%s has no cases", path)
+				t.Fatalf("%s has no cases", v)
 			}
-			checkGateTable(t, &f)
-			checkOracle(t, &f)
+			checkGateTable(t, f)
+			checkOracle(t, f)
 		})
 	}
+}
+
+func loadOracle(path string) (*oracleFile, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	zr, err := gzip.NewReader(fh)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var rec recordedFile
+	if err := json.NewDecoder(zr).Decode(&rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	f := &oracleFile{Minor: rec.Minor, Kubernetes: rec.Kubernetes, Features: rec.Features}
+	for ci, c := range rec.Combos {
+		if len(c.Less) != len(rec.Sets) {
+			return nil, fmt.Errorf("%s: combination %d has %d answers for %d sets", path, ci, len(c.Less), len(rec.Sets))
+		}
+		for si, set := range rec.Sets {
+			n := len(set.Pods)
+			if len(c.Less[si]) != n*n {
+				return nil, fmt.Errorf("%s: combination %d set %d: %d answers for %d pods", path, ci, si, len(c.Less[si]), n)
+			}
+			less := make([][]bool, n)
+			for i := range less {
+				less[i] = make([]bool, n)
+				for j := range less[i] {
+					switch c.Less[si][i*n+j] {
+					case '1':
+						less[i][j] = true
+					case '0':
+					default:
+						return nil, fmt.Errorf("%s: combination %d set %d: answer %q", path, ci, si, c.Less[si][i*n+j])
+					}
+				}
+			}
+			f.Cases = append(f.Cases, oracleCase{
+				Gates: c.Gates, Effective: c.Effective, Now: set.Now,
+				Pods: set.Pods, Ranks: set.Ranks, Less: less,
+			})
+		}
+	}
+	return f, nil
 }
 
 // checkGateTable compares pkg/rules' gate history with the version's own

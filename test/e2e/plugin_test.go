@@ -84,6 +84,10 @@ type steering struct {
 	Note     string   `json:"note"`
 }
 
+// rs finds a ReplicaSet of the plugin's answer by name.
+//
+//nolint:unused // kept for scenario files
+//lint:ignore U1000 kept for scenario files
 func (p *prediction) rs(name string) *predictedRS {
 	for i := range p.ReplicaSets {
 		if p.ReplicaSets[i].Name == name {

@@ -226,7 +226,7 @@ func TestScale5000(t *testing.T) {
 	}
 	certain := p.Certain != nil && *p.Certain
 	t.Logf("plugin: %s; %d victims, %d pods listed, certain=%v, rounds=%d, rules %s (%s); JSON %.1f MiB",
-		truncate(p.Message, 120), len(p.Victims), len(p.Pods), certain, rounds, p.prediction.Rules.KubernetesVersion, p.prediction.Rules.VersionSource, mib(pw.stdout))
+		truncate(p.Message, 120), len(p.Victims), len(p.Pods), certain, rounds, p.Rules.KubernetesVersion, p.Rules.VersionSource, mib(pw.stdout))
 	if want := pods - replicas; len(p.Victims) != want {
 		t.Errorf("plugin predicts %d victims, want %d (%d -> %d)", len(p.Victims), want, pods, replicas)
 	}

@@ -5,8 +5,12 @@
 // kubectl_complete-scale_preview).
 //
 // Run it with `make packaging-test` (it builds the archives with
-// `make release-snapshot` first). Environment:
+// `make release-snapshot` first) or `make packaging-check` (this machine's
+// archive only). Environment:
 //
+//	PACKAGING_SINGLE_TARGET=1 build only this machine's archive (.goreleaser.yaml
+//	                          narrowed to one platform; `make packaging-check`); the
+//	                          manifests are still validated for every platform
 //	PACKAGING_DIST=<dir>      use the archives already in <dir> (a goreleaser dist/)
 //	PACKAGING_SKIP_BUILD=1    use <repo>/dist if it holds a build, else skip the
 //	                          archive tests (the committed manifests are still checked)

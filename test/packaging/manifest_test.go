@@ -84,9 +84,6 @@ func versionFromTag(tag string) string {
 	return tag
 }
 
-// archiveNameRE is goreleaser's name_template plus extension.
-var archiveNameRE = regexp.MustCompile(`^kubectl-scale_preview_(v[^_]+)_(linux|darwin|windows)_(amd64|arm64)\.(tar\.gz|zip)$`)
-
 // checkPlatformShape checks what this project's manifest must say beyond
 // krew's rules: the archive's URL on the release page, the format per OS,
 // bin and the shipped files.

@@ -1,6 +1,8 @@
 package oraclegen
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -24,15 +26,20 @@ var Gates = []string{
 	"StatefulSetStartOrdinal",
 }
 
-// File is the oracle written to $ORACLE_DIR/v1.NN.json.
+// File is the recorded oracle, written gzip-compressed to
+// $ORACLE_DIR/v1.NN.json.gz. Every gate combination sees the same pod sets,
+// so the sets are stored once and each combination stores only its answers.
 type File struct {
 	Minor int `json:"minor"`
 	// Kubernetes is the k8s.io/kubernetes module version the answers came from.
 	Kubernetes string `json:"kubernetes"`
+	// Seed generated the sets (ORACLE_SEED); regenerating with it is exact.
+	Seed uint64 `json:"seed"`
 	// Features describes the Gates this version registers (absent: unknown
 	// to it), from its DefaultMutableFeatureGate.GetAll().
 	Features map[string]Feature `json:"features"`
-	Cases    []Case             `json:"cases"`
+	Sets     []PodSet           `json:"sets"`
+	Combos   []Combo            `json:"combos"`
 }
 
 // Feature is one gate's registration in that version.
@@ -42,18 +49,39 @@ type Feature struct {
 	PreRelease string `json:"preRelease"`
 }
 
-// Case is one pod set compared under one gate combination.
-type Case struct {
-	// Gates are the overrides set (with featuregatetesting) for this case.
+// PodSet is one random pod set as the version's own k8s.io/api encodes it.
+type PodSet struct {
+	Now   string            `json:"now"` // RFC3339Nano
+	Pods  []json.RawMessage `json:"pods"`
+	Ranks []int             `json:"ranks"`
+}
+
+// Combo is one gate combination and the real answers under it.
+type Combo struct {
+	// Gates are the overrides set (with featuregatetesting).
 	Gates map[string]bool `json:"gates"`
 	// Effective is what DefaultFeatureGate.Enabled answered for every
-	// registered gate of Gates while the case ran.
-	Effective map[string]bool   `json:"effective"`
-	Now       string            `json:"now"` // RFC3339Nano
-	Pods      []json.RawMessage `json:"pods"`
-	Ranks     []int             `json:"ranks"`
-	// Less[i][j] is the real ActivePodsWithRanks{...}.Less(i, j).
-	Less [][]bool `json:"less"`
+	// registered gate of Gates while the combination ran.
+	Effective map[string]bool `json:"effective"`
+	// Less[s] is set s's matrix of the real ActivePodsWithRanks{...}.Less(i, j),
+	// row-major, one '1' or '0' per ordered pair (n*n characters, the
+	// diagonal '0').
+	Less []string `json:"less"`
+}
+
+// EncodeLess renders a Less matrix in the form of Combo.Less.
+func EncodeLess(less [][]bool) string {
+	var b strings.Builder
+	for _, row := range less {
+		for _, v := range row {
+			if v {
+				b.WriteByte('1')
+			} else {
+				b.WriteByte('0')
+			}
+		}
+	}
+	return b.String()
 }
 
 // Version is what a version module supplies.
@@ -77,12 +105,13 @@ type Version struct {
 	Less func(pods []json.RawMessage, ranks []int, now time.Time) ([]json.RawMessage, [][]bool, error)
 }
 
-// Dir is $ORACLE_DIR, or ../../.oracle relative to the version module
-// (test/.oracle), made absolute.
+// Dir is $ORACLE_DIR, or ../../conformance/testdata/oracles relative to
+// the version module (where test/conformance reads the recorded files),
+// made absolute.
 func Dir() (string, error) {
 	d := os.Getenv("ORACLE_DIR")
 	if d == "" {
-		d = filepath.Join("..", "..", ".oracle")
+		d = filepath.Join("..", "..", "conformance", "testdata", "oracles")
 	}
 	return filepath.Abs(d)
 }
@@ -121,7 +150,7 @@ func Run(t *testing.T, v Version) {
 	sets := int(envInt(t, "ORACLE_SETS", 400))
 	t.Logf("k8s.io/kubernetes %s: %d sets per combination, seed %d (ORACLE_SETS, ORACLE_SEED)", v.Kubernetes, sets, seed)
 
-	file := File{Minor: v.Minor, Kubernetes: v.Kubernetes, Features: v.Features(Gates)}
+	file := File{Minor: v.Minor, Kubernetes: v.Kubernetes, Seed: seed, Features: v.Features(Gates)}
 	for _, name := range Gates {
 		if f, ok := file.Features[name]; ok {
 			t.Logf("gate %s: default=%v locked=%v %s", name, f.Default, f.Locked, f.PreRelease)
@@ -136,7 +165,7 @@ func Run(t *testing.T, v Version) {
 		}
 	}
 
-	byCombo := make([][]Case, len(v.Combos))
+	byCombo := make([][][][]bool, len(v.Combos)) // combination -> set -> Less
 	for ci, combo := range v.Combos {
 		t.Run(ComboName(combo), func(t *testing.T) {
 			v.SetGates(t, combo)
@@ -148,6 +177,7 @@ func Run(t *testing.T, v Version) {
 			}
 			rng := rand.New(rand.NewPCG(seed, uint64(v.Minor)))
 			pairs := 0
+			out := Combo{Gates: combo, Effective: eff}
 			for s := 0; s < sets; s++ {
 				set := RandomSet(rng, v.Sidecars)
 				typed, less, err := v.Less(set.Pods, set.Ranks, set.Now)
@@ -165,16 +195,21 @@ func Run(t *testing.T, v Version) {
 						}
 					}
 				}
-				byCombo[ci] = append(byCombo[ci], Case{
-					Gates: combo, Effective: eff, Now: set.Now.Format(time.RFC3339Nano),
-					Pods: typed, Ranks: set.Ranks, Less: less,
-				})
+				rec := PodSet{Now: set.Now.Format(time.RFC3339Nano), Pods: typed, Ranks: set.Ranks}
+				if ci == 0 {
+					file.Sets = append(file.Sets, rec)
+				} else if err := sameSet(file.Sets[s], rec); err != nil {
+					t.Fatalf("set %d differs from the first combination's (the sets are stored once): %v", s, err)
+				}
+				byCombo[ci] = append(byCombo[ci], less)
+				out.Less = append(out.Less, EncodeLess(less))
 			}
+			file.Combos = append(file.Combos, out)
 			t.Logf("%s: %d sets, %d ordered pairs from controller.ActivePodsWithRanks.Less", ComboName(combo), sets, pairs)
 		})
-	}
-	if t.Failed() {
-		return
+		if t.Failed() {
+			return
+		}
 	}
 
 	// Each gate a combination toggles must change at least one answer.
@@ -197,10 +232,16 @@ func Run(t *testing.T, v Version) {
 			t.Errorf("toggling %s never changed an answer: the gate was not applied", name)
 		}
 	}
-
-	for _, cs := range byCombo {
-		file.Cases = append(file.Cases, cs...)
+	if t.Failed() {
+		return
 	}
+	write(t, &file)
+}
+
+// write stores the file as v1.NN.json.gz, byte-for-byte the same for the
+// same answers (no name or time in the gzip header), so that a
+// regeneration can be compared with the committed file.
+func write(t *testing.T, file *File) {
 	dir, err := Dir()
 	if err != nil {
 		t.Fatal(err)
@@ -212,15 +253,38 @@ func Run(t *testing.T, v Version) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("v1.%d.json", v.Minor))
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("v1.%d.json.gz", file.Minor))
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("wrote %s (%d cases, %d bytes)", path, len(file.Cases), len(data))
+	t.Logf("wrote %s (%d sets x %d combinations, %d bytes, %d uncompressed)", path, len(file.Sets), len(file.Combos), buf.Len(), len(data))
+}
+
+func sameSet(a, b PodSet) error {
+	if a.Now != b.Now || fmt.Sprint(a.Ranks) != fmt.Sprint(b.Ranks) || len(a.Pods) != len(b.Pods) {
+		return fmt.Errorf("now %s/%s, ranks %v/%v, %d/%d pods", a.Now, b.Now, a.Ranks, b.Ranks, len(a.Pods), len(b.Pods))
+	}
+	for i := range a.Pods {
+		if !bytes.Equal(a.Pods[i], b.Pods[i]) {
+			return fmt.Errorf("pod %d: %s / %s", i, a.Pods[i], b.Pods[i])
+		}
+	}
+	return nil
 }
 
 func onlyDiffer(a, b map[string]bool, gate string) bool {
@@ -243,12 +307,12 @@ func onlyDiffer(a, b map[string]bool, gate string) bool {
 	return len(diff) == 1 && diff[0] == gate
 }
 
-func countFlips(a, b []Case) int {
+func countFlips(a, b [][][]bool) int {
 	n := 0
 	for s := range a {
-		for i := range a[s].Less {
-			for j := range a[s].Less[i] {
-				if a[s].Less[i][j] != b[s].Less[i][j] {
+		for i := range a[s] {
+			for j := range a[s][i] {
+				if a[s][i][j] != b[s][i][j] {
 					n++
 				}
 			}
