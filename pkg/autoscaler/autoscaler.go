@@ -172,7 +172,7 @@ func Recommend(in Input) (*Recommendation, error) {
 		r.Notes = append(r.Notes, "the metrics can change before the controller acts: this is the step it takes if they stay as in the status")
 	}
 
-	desired := interval{}
+	var desired interval
 	reason := ""
 	if behavior == nil {
 		// convertDesiredReplicasWithRules.

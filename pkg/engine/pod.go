@@ -53,7 +53,7 @@ func FromPod(p *corev1.Pod) Pod {
 		UID:       string(p.UID),
 		Node:      p.Spec.NodeName,
 		Phase:     p.Status.Phase,
-		Created:   p.CreationTimestamp.Time.Truncate(time.Second),
+		Created:   p.CreationTimestamp.Truncate(time.Second),
 		Source:    p,
 	}
 	out.Ready, out.ReadyTime = podutils.IsPodReady(p), ReadySince(p)
@@ -90,7 +90,7 @@ func ReadySince(p *corev1.Pod) time.Time {
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
-			return c.LastTransitionTime.Time.Truncate(time.Second)
+			return c.LastTransitionTime.Truncate(time.Second)
 		}
 	}
 	return time.Time{}
@@ -122,7 +122,7 @@ func Available(p *corev1.Pod, minReady int32, now time.Time, atBoundary bool) bo
 // '-', exactly "0", or a digit 1-9, then a base-10 int32. Anything else
 // counts as 0 and is reported invalid.
 func ParseDeletionCost(raw string) (cost int32, invalid bool) {
-	if raw == "" || !(raw[0] == '-' || raw == "0" || (raw[0] >= '1' && raw[0] <= '9')) {
+	if raw == "" || (raw[0] != '-' && raw != "0" && (raw[0] < '1' || raw[0] > '9')) {
 		return 0, true
 	}
 	v, err := strconv.ParseInt(raw, 10, 32)

@@ -217,13 +217,14 @@ func claimLines(pw *paragraphs, st *prediction.StatefulSetInfo) {
 			del = append(del, c.Name+claimPresence(c))
 		}
 	}
-	if len(del) > 0 {
+	switch {
+	case len(del) > 0:
 		pw.blank()
 		pw.para("!!! DATA LOSS: whenScaled=Delete: these PersistentVolumeClaims are deleted with their pods: "+strings.Join(del, ", "), "    ")
-	} else if st.ClaimPolicy == "Delete" {
+	case st.ClaimPolicy == "Delete":
 		pw.blank()
 		pw.para("PersistentVolumeClaims: whenScaled=Delete: no claim is deleted now (no pod with claims is deleted now).", "  ")
-	} else if len(st.Claims) > 0 || st.ClaimPolicy != "" {
+	case len(st.Claims) > 0 || st.ClaimPolicy != "":
 		pw.blank()
 		pw.para(fmt.Sprintf("PersistentVolumeClaims: whenScaled=%s: the claims of deleted pods stay.", orDash(st.ClaimPolicy)), "  ")
 	}

@@ -328,7 +328,7 @@ func ParseGates(s string) (map[string]bool, error) {
 // is locked to its default. It knows only the gates that change scale-in.
 func For(minor int, overrides map[string]bool) (RuleSet, error) {
 	if minor < Oldest || minor > Newest {
-		return RuleSet{}, fmt.Errorf("Kubernetes 1.%d is not supported: rules exist for 1.%d to 1.%d (use --kube-version to choose one)", minor, Oldest, Newest)
+		return RuleSet{}, fmt.Errorf("version 1.%d is not supported: rules exist for 1.%d to 1.%d (use --kube-version to choose one)", minor, Oldest, Newest)
 	}
 	defaults := GatesFor(minor)
 	for _, name := range slices.Sorted(maps.Keys(overrides)) {

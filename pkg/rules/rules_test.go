@@ -254,7 +254,7 @@ func TestParseGates(t *testing.T) {
 
 func TestParseMinor(t *testing.T) {
 	for in, want := range map[string]int{
-		"1.29": 29, "v1.29": 29, "v1.29.3": 29, "1.29.0-eks-123": 29, " v1.21.14 ": 21, "1.30+": 30, "v1.37.1-gke.100": 37,
+		"1.29": 29, "v1.29": 29, "v1.29.3": 29, "1.29.0-eks-123": 29, " v1.21.14 ": 21, //nolint:gocritic // surrounding spaces are the point "1.30+": 30, "v1.37.1-gke.100": 37,
 	} {
 		if got, err := ParseMinor(in); err != nil || got != want {
 			t.Errorf("ParseMinor(%q) = %d, %v; want %d", in, got, err, want)

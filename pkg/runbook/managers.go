@@ -59,7 +59,7 @@ func costManagerConflicts(s *snapshot.Snapshot, p *prediction.Prediction) []pred
 func CostManagers(pod *corev1.Pod) []string {
 	var out []string
 	for _, e := range pod.ManagedFields {
-		if e.FieldsV1 == nil || len(e.FieldsV1.Raw) == 0 {
+		if e.FieldsV1 == nil || len(e.FieldsV1.GetRawBytes()) == 0 {
 			continue
 		}
 		var f struct {
@@ -67,7 +67,7 @@ func CostManagers(pod *corev1.Pod) []string {
 				Annotations map[string]json.RawMessage `json:"f:annotations"`
 			} `json:"f:metadata"`
 		}
-		if json.Unmarshal(e.FieldsV1.Raw, &f) != nil {
+		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &f) != nil {
 			continue
 		}
 		if _, ok := f.Metadata.Annotations["f:"+deletionCostKey]; ok {

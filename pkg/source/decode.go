@@ -172,11 +172,6 @@ func (c *costEntries) UnmarshalJSON(raw []byte) error {
 	return nil
 }
 
-// skip consumes a value without keeping it.
-type skip struct{}
-
-func (*skip) UnmarshalJSON([]byte) error { return nil }
-
 // presence records that a field exists.
 type presence bool
 

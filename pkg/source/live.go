@@ -173,7 +173,7 @@ func (l *Live) getTarget(ctx context.Context, ref snapshot.Ref) (*target, error)
 	if t.selector, err = metav1.LabelSelectorAsSelector(sel); err != nil {
 		return nil, fmt.Errorf("%s %s has an invalid selector: %v", kind, ref.Name, err)
 	}
-	if t.serverSelector == "" && !(ref.Kind == snapshot.ReplicaSet && t.wantRS) {
+	if t.serverSelector == "" && (ref.Kind != snapshot.ReplicaSet || !t.wantRS) {
 		t.serverSelector = t.selector.String()
 	}
 	return t, nil
@@ -379,7 +379,7 @@ const costField = `"f:controller.kubernetes.io/pod-deletion-cost"`
 func costManagers(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
 	var out []metav1.ManagedFieldsEntry
 	for _, e := range entries {
-		if e.FieldsV1 != nil && bytes.Contains(e.FieldsV1.Raw, []byte(costField)) {
+		if e.FieldsV1 != nil && bytes.Contains(e.FieldsV1.GetRawBytes(), []byte(costField)) {
 			out = append(out, e)
 		}
 	}

@@ -22,7 +22,7 @@ func TestLiveLoadAutoscalerReadsItsTarget(t *testing.T) {
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}, MaxReplicas: 5}}
 	p := livePod("web-1", "shop", sel)
 	p.ManagedFields = append(p.ManagedFields, metav1.ManagedFieldsEntry{Manager: "karpenter", Operation: metav1.ManagedFieldsOperationUpdate,
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:controller.kubernetes.io/pod-deletion-cost":{}}}}`)}})
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:controller.kubernetes.io/pod-deletion-cost":{}}}}`)})
 	l := &Live{Client: fake.NewClientset(d, h, p, livePod("other", "shop", map[string]string{"app": "db"}))}
 	s, err := l.Load(context.Background(), snapshot.Ref{Kind: snapshot.HorizontalPodAutoscaler, Namespace: "shop", Name: "web-hpa"})
 	if err != nil {

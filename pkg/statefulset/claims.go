@@ -2,6 +2,7 @@ package statefulset
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -109,7 +110,7 @@ func (s *sim) deleteFate(claim *corev1.PersistentVolumeClaim, f PodFate) (string
 			return ClaimRetain, "controlled by " + strings.Join(foreignCtl, ", ") + ": the retention policy is ignored for this claim (ConflictingController event)"
 		}
 	}
-	if owners := append(foreignCtl, others...); len(owners) > 0 {
+	if owners := slices.Concat(foreignCtl, others); len(owners) > 0 {
 		return ClaimRetain, "also owned by " + strings.Join(owners, ", ") + ": " + after + " only when every owner is gone, so it stays while they exist"
 	}
 	return ClaimDelete, "whenScaled: Delete: " + after

@@ -57,7 +57,6 @@ func (b podFix) restarts(n int32) podFix {
 	b.p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", RestartCount: n}}
 	return b
 }
-func (b podFix) annotate(k, v string) podFix { b.p.Annotations = map[string]string{k: v}; return b }
 func (b podFix) terminating() podFix {
 	t := metav1.NewTime(testNow.Add(-5 * time.Second))
 	b.p.DeletionTimestamp = &t
@@ -189,7 +188,7 @@ func podNames(p *prediction.Prediction) []string {
 
 func wantVictims(t *testing.T, p *prediction.Prediction, want ...string) {
 	t.Helper()
-	if fmt.Sprint(p.Victims) != fmt.Sprint(want) && !(len(p.Victims) == 0 && len(want) == 0) {
+	if fmt.Sprint(p.Victims) != fmt.Sprint(want) && (len(p.Victims) != 0 || len(want) != 0) {
 		t.Errorf("victims = %v, want %v\npods: %v", p.Victims, want, podNames(p))
 	}
 	for _, v := range want {

@@ -93,9 +93,9 @@ func decorate(b *corev1.Pod, rs *appsv1.ReplicaSet) *corev1.Pod {
 	ts := p.CreationTimestamp
 	p.ManagedFields = []metav1.ManagedFieldsEntry{
 		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &ts, FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}},"f:ownerReferences":{}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{},"f:name":{}}}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}},"f:ownerReferences":{}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{},"f:name":{}}}}}`)},
 		{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &ts, FieldsType: "FieldsV1", Subresource: "status",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{},"f:containerStatuses":{},"f:phase":{},"f:podIP":{},"f:startTime":{}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{},"f:containerStatuses":{},"f:phase":{},"f:podIP":{},"f:startTime":{}}}`)},
 	}
 	p.Spec = podSpec()
 	p.Spec.NodeName = b.Spec.NodeName
@@ -143,27 +143,29 @@ func items(n int) []any {
 // indents; whitespace aside the content is the same).
 func WriteJSON(w io.Writer, n int) error {
 	items := items(n)
+	// bufio keeps the first write error and Flush returns it.
 	bw := bufio.NewWriterSize(w, 1<<20)
-	bw.WriteString("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n")
+	_, _ = bw.WriteString("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n")
 	for i, o := range items {
 		b, err := json.Marshal(o)
 		if err != nil {
 			return err
 		}
-		bw.Write(b)
+		_, _ = bw.Write(b)
 		if i < len(items)-1 {
-			bw.WriteString(",")
+			_, _ = bw.WriteString(",")
 		}
-		bw.WriteString("\n")
+		_, _ = bw.WriteString("\n")
 	}
-	bw.WriteString("    ],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n")
+	_, _ = bw.WriteString("    ],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n")
 	return bw.Flush()
 }
 
 // WriteYAML writes the objects as a v1 List in YAML, as kubectl prints it.
 func WriteYAML(w io.Writer, n int) error {
+	// bufio keeps the first write error and Flush returns it.
 	bw := bufio.NewWriterSize(w, 1<<20)
-	bw.WriteString("apiVersion: v1\nitems:\n")
+	_, _ = bw.WriteString("apiVersion: v1\nitems:\n")
 	for _, o := range items(n) {
 		b, err := yaml.Marshal(o)
 		if err != nil {
@@ -177,12 +179,12 @@ func WriteYAML(w io.Writer, n int) error {
 			} else {
 				b = nil
 			}
-			bw.WriteString(prefix)
-			bw.Write(line)
+			_, _ = bw.WriteString(prefix)
+			_, _ = bw.Write(line)
 			prefix = "  "
 		}
 	}
-	bw.WriteString("kind: List\nmetadata:\n  resourceVersion: \"\"\n")
+	_, _ = bw.WriteString("kind: List\nmetadata:\n  resourceVersion: \"\"\n")
 	return bw.Flush()
 }
 
