@@ -56,27 +56,48 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	return pred, nil
 }
 
-// exploreDeployment runs the simulation once per interleaving.
+// exploreDeployment runs the simulation once per interleaving, without
+// the stableUntil search, then the most likely one again in full.
 func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) ([]branch, bool, error) {
+	// A first run under the default choices is the lookahead for shrinks
+	// that race the next sync's.
+	fast := o
+	fast.branchOnly = true
+	first, err := newDepSim(s, ref, replicas, fast, &schedule{weight: 1})
+	if err != nil {
+		return nil, false, err
+	}
+	first.run()
 	var out []branch
+	var picks [][]int
 	total := 0.0
+	truncated := false
 	for sc := (&schedule{weight: 1}); sc != nil; sc = sc.next() {
 		if len(out) == maxBranches {
-			for i := range out {
-				out[i].Weight /= total
-			}
-			return out, true, nil
+			truncated = true
+			break
 		}
-		sim, err := newDepSim(s, ref, replicas, o, sc)
-		if err != nil {
-			return nil, false, err
-		}
+		sim, _ := newDepSim(s, ref, replicas, fast, sc)
+		sim.plan = first.trace
 		p := sim.run()
 		normalizeGroups(p)
 		out = append(out, branch{Branch{Label: labelOf(sc.labels), Weight: sc.weight, Victims: slices.Clone(p.Victims)}, p})
+		picks = append(picks, slices.Clone(sc.picks[:sc.pos]))
 		total += sc.weight
 	}
-	return out, false, nil
+	best := 0
+	for i := range out {
+		out[i].Weight /= total
+		if out[i].Weight > out[best].Weight {
+			best = i
+		}
+	}
+	sim, _ := newDepSim(s, ref, replicas, o, &schedule{picks: picks[best], weight: 1})
+	sim.plan = first.trace
+	p := sim.run()
+	normalizeGroups(p)
+	out[best].pred = p
+	return out, truncated, nil
 }
 
 // mergeBranches starts from the most likely interleaving and gives every

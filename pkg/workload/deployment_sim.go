@@ -59,6 +59,20 @@ type depSim struct {
 	stale   []int32
 	ordered []prediction.Pod
 	certain bool
+	// syncNo counts the syncs that changed something; plan is what a
+	// first run under the default choices did at each of them (the
+	// lookahead for shrinks that race the next sync's), and trace records
+	// this run's.
+	syncNo int
+	plan   []syncTrace
+	trace  []syncTrace
+}
+
+// syncTrace is what one deployment sync shrank: each ReplicaSet's target
+// and its victims.
+type syncTrace struct {
+	to      map[string]int32
+	victims map[string][]string
 }
 
 // newDepSim finds the Deployment and its ReplicaSets and sets the
@@ -181,6 +195,7 @@ func (sim *depSim) syncOnce() bool {
 	sim.trackNewReplicaSets(next)
 	shrinks := sim.applyChanges(changes)
 	sim.runShrinks(shrinks)
+	sim.syncNo++
 	sim.stale = make([]int32, len(sim.rss))
 	for i := range sim.rss {
 		sim.stale[i] = next[i].Available
@@ -373,8 +388,11 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 	sees, order := sim.chooseVisibility(len(shrinks))
 	runs := make([]rsRun, len(shrinks))
 	victims := make([][]string, len(shrinks))
+	tr := syncTrace{to: map[string]int32{}, victims: map[string][]string{}}
+	later := sim.laterVictims(shrinks)
 	for _, k := range order {
 		sh := shrinks[k]
+		r := sim.rss[sh.i]
 		view := maps.Clone(sim.gone)
 		for j := range shrinks {
 			if sees[k][j] {
@@ -383,12 +401,61 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 				}
 			}
 		}
-		runs[k] = sim.shrinkOne(sim.rss[sh.i], sh.to, view)
+		to := sh.to
+		if b, ok := sim.nextTarget(r.rs.Name, to); ok {
+			to = b // one ReplicaSet sync takes both steps with one sort
+		}
+		for _, n := range later {
+			view[n] = true
+		}
+		runs[k] = sim.shrinkOne(r, to, view)
 		victims[k] = runs[k].victims
+		tr.to[r.rs.Name] = sh.to
+		tr.victims[r.rs.Name] = runs[k].victims
 	}
+	sim.trace = append(sim.trace, tr)
 	for k, sh := range shrinks {
 		sim.record(sim.rss[sh.i], sh.step, runs[k])
 	}
+}
+
+// nextTarget: the next sync shrinks the same ReplicaSet again (per the
+// plan). Its controller may not have synced in between, and then takes
+// both steps in one sort: a choice.
+func (sim *depSim) nextTarget(rs string, to int32) (int32, bool) {
+	if sim.syncNo+1 >= len(sim.plan) {
+		return 0, false
+	}
+	b, ok := sim.plan[sim.syncNo+1].to[rs]
+	if !ok || b >= to {
+		return 0, false
+	}
+	if sim.sched.choose([]option{{"one sort per step", 1 - weightMergedSteps}, {"steps merged in one sort", weightMergedSteps}}) == 1 {
+		return b, true
+	}
+	return 0, false
+}
+
+// laterVictims: the next sync shrinks other ReplicaSets (per the plan),
+// whose victims may already be terminating when these ones rank: a choice.
+func (sim *depSim) laterVictims(shrinks []shrink) []string {
+	if sim.syncNo+1 >= len(sim.plan) {
+		return nil
+	}
+	var out []string
+	for rs, vs := range sim.plan[sim.syncNo+1].victims {
+		if !slices.ContainsFunc(shrinks, func(sh shrink) bool { return sim.rss[sh.i].rs.Name == rs }) {
+			out = append(out, vs...)
+		}
+	}
+	slices.Sort(out)
+	if len(out) == 0 {
+		return nil
+	}
+	if sim.sched.choose([]option{{"ranked before the next sync's deletions", 1 - weightSeesNextSync}, {"ranked after the next sync's deletions", weightSeesNextSync}}) == 1 {
+		return out
+	}
+	return nil
 }
 
 // record merges one ReplicaSet run into the prediction.

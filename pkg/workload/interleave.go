@@ -36,6 +36,12 @@ const (
 	// statusWriteOrder: the statuses turn fresh in the order the
 	// ReplicaSets were written; the other orders share the rest.
 	statusWriteOrder = 0.95
+	// weightMergedSteps: a ReplicaSet shrunk by two consecutive syncs is
+	// handled by one sync of its controller (one sort for both steps).
+	weightMergedSteps = 0.1
+	// weightSeesNextSync: a ReplicaSet ranks after the next deployment
+	// sync's victims in other ReplicaSets are already terminating.
+	weightSeesNextSync = 0.4
 )
 
 // maxBranches bounds the interleavings explored; beyond it the prediction
