@@ -5,13 +5,13 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo none)
 LDFLAGS := -X github.com/scale-preview/scale-preview/pkg/version.Version=$(VERSION) -X github.com/scale-preview/scale-preview/pkg/version.Commit=$(COMMIT)
 
-.PHONY: build test unit conformance e2e e2e-short demo lint bench
+.PHONY: build test unit conformance inprocess inprocess-long e2e e2e-short demo lint bench
 
 # The whole suite, as CI runs it: unit and CLI tests, conformance against the
 # real Kubernetes controller code (1.37, and 1.21/1.25/1.29/1.33 through
 # recorded oracles), the real control-plane end-to-end suite, and the
 # packaging test (goreleaser archives installed the way krew does).
-test: lint unit conformance conformance-versions e2e packaging-test
+test: lint unit conformance conformance-versions inprocess e2e packaging-test
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-scale_preview
@@ -25,6 +25,15 @@ unit:
 # Checks the engine against k8s.io/kubernetes' own ActivePodsWithRanks.
 conformance:
 	cd test && $(GO) test -count=1 -v ./conformance/
+
+# The real ReplicaSet and Deployment controllers in-process on a strict fake
+# API, seeded random mid-rollout scale-ins each repeated 50 times, compared
+# with the plugin (docs/deployments.md). The long suite runs 1,000 scenarios.
+inprocess:
+	cd test && $(GO) test -count=1 -v -short -timeout 20m ./inprocess/
+
+inprocess-long:
+	cd test && $(GO) test -count=1 -v -timeout 3h ./inprocess/
 
 # Starts etcd, kube-apiserver and kube-controller-manager (built from the Go
 # module proxy) on loopback and compares predictions with real scale-ins.

@@ -164,15 +164,32 @@ func runOnce(p *prepared, seed uint64, latency time.Duration) outcome {
 // report is the agreement of one scenario.
 type report struct {
 	runs, certainChecked, contradicted, probChecked, probOff, countOff int
-	maxDiff                                                               float64
+	maxDiff                                                            float64
 	// Ties: pods open only because they tie exactly within one ReplicaSet
 	// (the engine's share of the tie); judged apart from the interleavings.
 	tieChecked, tieOff int
 	tieMaxDiff         float64
-	problems                                                              []string
-	ties []string
+	problems           []string
+	ties               []string
 	// tally: runs matching each interleaving label (split when several match).
 	tally map[string]float64
+}
+
+// add sums another scenario's report into r.
+func (r *report) add(o report) {
+	r.runs += o.runs
+	r.certainChecked += o.certainChecked
+	r.contradicted += o.contradicted
+	r.probChecked += o.probChecked
+	r.probOff += o.probOff
+	r.countOff += o.countOff
+	r.maxDiff = max(r.maxDiff, o.maxDiff)
+	r.tieChecked += o.tieChecked
+	r.tieOff += o.tieOff
+	r.tieMaxDiff = max(r.tieMaxDiff, o.tieMaxDiff)
+	for k, v := range o.tally {
+		r.tally[k] += v
+	}
 }
 
 func judge(p *prepared, outs []outcome) report {
@@ -333,30 +350,21 @@ func TestDeploymentAgainstControllers(t *testing.T) {
 		}
 		wg.Wait()
 		rep := judge(p, outs)
+		if (i+1)%50 == 0 {
+			t.Logf("progress: %d scenarios, %d contradicted so far", i+1, total.contradicted+rep.contradicted)
+		}
 		if p.midRoll {
 			mid++
 		}
 		if !p.pred.Certain {
 			uncertainScen++
 		}
-		total.runs += rep.runs
-		total.certainChecked += rep.certainChecked
-		total.contradicted += rep.contradicted
-		total.probChecked += rep.probChecked
-		total.probOff += rep.probOff
-		total.countOff += rep.countOff
-		total.maxDiff = max(total.maxDiff, rep.maxDiff)
-		total.tieChecked += rep.tieChecked
-		total.tieOff += rep.tieOff
-		total.tieMaxDiff = max(total.tieMaxDiff, rep.tieMaxDiff)
+		total.add(rep)
 		if len(rep.ties) > 0 {
 			t.Logf("%s: exact ties measured off the symmetric share: %s", sc.name, strings.Join(rep.ties, "; "))
 			if os.Getenv("INPROCESS_STRICT_TIES") != "" {
 				t.Errorf("%s: tie shares off (INPROCESS_STRICT_TIES)", sc.name)
 			}
-		}
-		for k, v := range rep.tally {
-			total.tally[k] += v
 		}
 		if len(rep.problems) > 0 {
 			failed++

@@ -1,11 +1,11 @@
 package inprocess
 
 import (
-	"os"
-	goruntime "runtime"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"reflect"
+	goruntime "runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
