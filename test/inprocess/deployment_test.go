@@ -350,9 +350,6 @@ func TestDeploymentAgainstControllers(t *testing.T) {
 		}
 		wg.Wait()
 		rep := judge(p, outs)
-		if (i+1)%50 == 0 {
-			t.Logf("progress: %d scenarios, %d contradicted so far", i+1, total.contradicted+rep.contradicted)
-		}
 		if p.midRoll {
 			mid++
 		}
@@ -365,6 +362,10 @@ func TestDeploymentAgainstControllers(t *testing.T) {
 			if os.Getenv("INPROCESS_STRICT_TIES") != "" {
 				t.Errorf("%s: tie shares off (INPROCESS_STRICT_TIES)", sc.name)
 			}
+		}
+		if (i+1)%25 == 0 {
+			t.Logf("progress after %d: %d mid-rollout, %d runs, certain fates %d/%d contradicted, probabilities %d/%d off, counts off %d, ties %d/%d off",
+				i+1, mid, total.runs, total.contradicted, total.certainChecked, total.probOff, total.probChecked, total.countOff, total.tieOff, total.tieChecked)
 		}
 		if len(rep.problems) > 0 {
 			failed++
