@@ -19,19 +19,25 @@ import (
 //   - stale status: after deleting available pods, a ReplicaSet's status
 //     still counts them until its controller has seen them go, so the next
 //     deployment sync may read the old availability.
+//   - merged steps: a ReplicaSet shrunk by two consecutive syncs may be
+//     handled by one sync of its controller (one sort for both).
+//   - next sync's victims: the next sync may shrink another ReplicaSet
+//     before this one ranks, its victims already terminating.
 //
 // Weights are relative frequencies measured with the real controllers of
 // Kubernetes 1.37 in-process (test/inprocess); see docs/deployments.md.
+// The choices are explored whenever they can occur, whatever their weight:
+// certainty never depends on a weight.
 const (
 	// weightConcurrent: no sibling's deletion is visible yet. The
 	// deployment controller writes the ReplicaSets back to back, and each
 	// ReplicaSet controller ranks as soon as it sees its update, before
-	// the other's deletions come back through the informer: 100 of 100
-	// in-process runs (TestSiblingVisibility).
+	// the other's deletions come back through the informer: 100/100 and
+	// 98/100 in-process runs (TestSiblingVisibility).
 	weightConcurrent = 0.97
 	// weightWriteOrder: the ReplicaSet written first deletes before the
-	// next one ranks; weightOtherOrder is shared by the remaining orders.
-	// Not seen in-process; kept small but possible (a slow worker).
+	// next one ranks (2/100 runs on a loaded machine); weightOtherOrder is
+	// shared by the remaining orders.
 	weightWriteOrder = 0.02
 	weightOtherOrder = 0.01
 	// statusFreshAtOnce: every shrunk ReplicaSet's status is fresh before
