@@ -16,31 +16,7 @@ func normalizeGroups(pred *prediction.Prediction) {
 	if len(pred.Contenders) == 0 {
 		return
 	}
-	var groups []prediction.ContenderGroup
-	for _, g := range pred.Contenders {
-		merged := false
-		for i := range groups {
-			if overlaps(groups[i].Pods, g.Pods) {
-				for _, n := range g.Pods {
-					if !slices.Contains(groups[i].Pods, n) {
-						groups[i].Pods = append(groups[i].Pods, n)
-					}
-				}
-				groups[i].Exact = groups[i].Exact && g.Exact
-				if g.Rule == "RACE" || groups[i].Rule == "RACE" {
-					groups[i].Rule = "RACE"
-				}
-				if !strings.Contains(groups[i].Reason, g.Reason) {
-					groups[i].Reason += "; " + g.Reason
-				}
-				merged = true
-				break
-			}
-		}
-		if !merged {
-			groups = append(groups, g)
-		}
-	}
+	groups := mergeOverlapping(pred.Contenders)
 	idx := map[string]int{}
 	for i, p := range pred.Pods {
 		idx[p.Name] = i
@@ -167,4 +143,34 @@ func mostLikely(pred *prediction.Prediction, open []string, k int) {
 			p.Step = ""
 		}
 	}
+}
+
+// mergeOverlapping merges contender groups that share pods.
+func mergeOverlapping(contenders []prediction.ContenderGroup) []prediction.ContenderGroup {
+	var groups []prediction.ContenderGroup
+	for _, g := range contenders {
+		merged := false
+		for i := range groups {
+			if overlaps(groups[i].Pods, g.Pods) {
+				for _, n := range g.Pods {
+					if !slices.Contains(groups[i].Pods, n) {
+						groups[i].Pods = append(groups[i].Pods, n)
+					}
+				}
+				groups[i].Exact = groups[i].Exact && g.Exact
+				if g.Rule == "RACE" || groups[i].Rule == "RACE" {
+					groups[i].Rule = "RACE"
+				}
+				if !strings.Contains(groups[i].Reason, g.Reason) {
+					groups[i].Reason += "; " + g.Reason
+				}
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			groups = append(groups, g)
+		}
+	}
+	return groups
 }
