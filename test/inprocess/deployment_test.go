@@ -130,7 +130,10 @@ func runOnce(p *prepared, seed uint64, latency time.Duration) outcome {
 	if err := c.scale(ns, depName, p.sc.target); err != nil {
 		return outcome{err: err}
 	}
-	if err := c.settle(150*time.Millisecond, 20*time.Second); err != nil {
+	// 400ms without a write: longer than the deployment queue's backoff
+	// after a few conflicts (5ms doubling), so a retry is not mistaken for
+	// the end on a loaded machine.
+	if err := c.settle(400*time.Millisecond, 30*time.Second); err != nil {
 		return outcome{err: err}
 	}
 	_, rsAfter, pods, err := c.state(ns)
