@@ -48,10 +48,22 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 		return nil, err
 	}
 	pred := mergeBranches(bs)
-	if truncated {
-		pred.Warnings = append(pred.Warnings, fmt.Sprintf("more than %d interleavings of the controllers: only the first %d were weighed", maxBranches, maxBranches))
-	}
 	normalizeGroups(pred)
+	if truncated {
+		// Unexplored interleavings may differ: no pod of a ReplicaSet that
+		// changed size is certain.
+		pred.Warnings = append(pred.Warnings, fmt.Sprintf("more than %d interleavings of the controllers: only the first %d were weighed, and no fate in a resized ReplicaSet is called certain", maxBranches, maxBranches))
+		resized := map[string]bool{}
+		for _, r := range pred.ReplicaSets {
+			resized[r.Name] = r.Before != r.AfterScale || r.AfterScale != r.Final
+		}
+		for i := range pred.Pods {
+			if p := &pred.Pods[i]; resized[p.ReplicaSet] && (p.Fate == prediction.FateDelete || p.Fate == prediction.FateKeep) {
+				p.Certain = false
+				pred.Certain = false
+			}
+		}
+	}
 	uniquePods(pred)
 	return pred, nil
 }
