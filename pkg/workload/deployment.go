@@ -63,6 +63,7 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 				pred.Certain = false
 			}
 		}
+		pred.Message = summary(pred, false)
 	}
 	uniquePods(pred)
 	return pred, nil
