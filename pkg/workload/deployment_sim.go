@@ -66,13 +66,17 @@ type depSim struct {
 	syncNo int
 	plan   []syncTrace
 	trace  []syncTrace
+	// neededFresh: ReplicaSets whose fresh status this sync's decision
+	// needed (they had ranked and deleted before it).
+	neededFresh map[string]bool
 }
 
 // syncTrace is what one deployment sync shrank: each ReplicaSet's target
 // and its victims.
 type syncTrace struct {
-	to      map[string]int32
-	victims map[string][]string
+	to          map[string]int32
+	victims     map[string][]string
+	neededFresh map[string]bool
 }
 
 // newDepSim finds the Deployment and its ReplicaSets and sets the
@@ -221,6 +225,7 @@ func (sim *depSim) syncOnce() bool {
 func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Change) {
 	v := deployment.Version(sim.o.Rules.Minor)
 	next, changes := deployment.Sync(sim.ds, sim.state, v)
+	sim.neededFresh = nil
 	var staleIdx []int
 	for i := range sim.stale {
 		if i < len(sim.state) && sim.stale[i] != sim.state[i].Available {
@@ -235,25 +240,36 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 		changes []deployment.Change
 		weight  float64
 		label   string
+		fresh   map[string]bool
 	}
-	views := []view{{next, changes, statusFreshAtOnce, "statuses fresh at once"}}
+	// Which statuses had to be fresh for the sync to act: those
+	// ReplicaSets have ranked and deleted before it.
+	allFresh := map[string]bool{}
+	for _, i := range staleIdx {
+		allFresh[sim.state[i].Name] = true
+	}
+	views := []view{{next, changes, statusFreshAtOnce, "statuses fresh at once", allFresh}}
 	perms := permutations(len(staleIdx))
 	for pi, perm := range perms {
-		n, ch := sim.firstActingView(staleIdx, perm, v)
+		n, ch, fresh := sim.firstActingView(staleIdx, perm, v)
 		w := (1 - statusFreshAtOnce) * permWeight(pi, len(perms))
 		merged := false
 		for k := range views {
 			if sameChanges(views[k].changes, ch) {
 				views[k].weight += w
+				if len(fresh) < len(views[k].fresh) {
+					views[k].fresh = fresh
+				}
 				merged = true
 				break
 			}
 		}
 		if !merged {
-			views = append(views, view{n, ch, w, fmt.Sprintf("stale statuses turn fresh in order %v", perm)})
+			views = append(views, view{n, ch, w, fmt.Sprintf("stale statuses turn fresh in order %v", perm), fresh})
 		}
 	}
 	if len(views) == 1 {
+		sim.neededFresh = views[0].fresh
 		return next, changes
 	}
 	opts := make([]option, len(views))
@@ -261,6 +277,7 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 		opts[i] = option{vw.label, vw.weight}
 	}
 	pick := views[sim.sched.choose(opts)]
+	sim.neededFresh = pick.fresh
 	return pick.next, pick.changes
 }
 
@@ -268,7 +285,7 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 // fresh, turning them fresh in the order perm, and returns the first sync
 // that changes a size (the last one otherwise). The availability carried
 // on is the fresh one.
-func (sim *depSim) firstActingView(staleIdx, perm []int, v deployment.Version) ([]deployment.ReplicaSet, []deployment.Change) {
+func (sim *depSim) firstActingView(staleIdx, perm []int, v deployment.Version) ([]deployment.ReplicaSet, []deployment.Change, map[string]bool) {
 	stale := make([]bool, len(staleIdx))
 	for i := range stale {
 		stale[i] = true
@@ -287,7 +304,11 @@ func (sim *depSim) firstActingView(staleIdx, perm []int, v deployment.Version) (
 					n[i].Available = sim.state[i].Available
 				}
 			}
-			return n, ch
+			fresh := map[string]bool{}
+			for _, k := range perm[:step] {
+				fresh[sim.state[staleIdx[k]].Name] = true
+			}
+			return n, ch, fresh
 		}
 		stale[perm[step]] = false
 	}
@@ -388,7 +409,7 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 	sees, order := sim.chooseVisibility(len(shrinks))
 	runs := make([]rsRun, len(shrinks))
 	victims := make([][]string, len(shrinks))
-	tr := syncTrace{to: map[string]int32{}, victims: map[string][]string{}}
+	tr := syncTrace{to: map[string]int32{}, victims: map[string][]string{}, neededFresh: sim.neededFresh}
 	later := sim.laterVictims(shrinks)
 	for _, k := range order {
 		sh := shrinks[k]
@@ -405,8 +426,10 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 		if b, ok := sim.nextTarget(r.rs.Name, to); ok {
 			to = b // one ReplicaSet sync takes both steps with one sort
 		}
-		for _, n := range later {
-			view[n] = true
+		if sim.mayRankLate(r.rs.Name) {
+			for _, n := range later {
+				view[n] = true
+			}
 		}
 		runs[k] = sim.shrinkOne(r, to, view)
 		victims[k] = runs[k].victims
@@ -436,6 +459,16 @@ func (sim *depSim) nextTarget(rs string, to int32) (int32, bool) {
 	return 0, false
 }
 
+// mayRankLate: rs may rank only after the next sync's deletions. Only a
+// ReplicaSet that also shrank in the previous sync waits (until its
+// controller has seen those deletions), and only if the next sync (per the
+// plan) did not need its fresh status to act.
+func (sim *depSim) mayRankLate(rs string) bool {
+	shrankBefore := sim.syncNo > 0 && sim.syncNo-1 < len(sim.trace) && len(sim.trace[sim.syncNo-1].victims[rs]) > 0
+	needed := sim.syncNo+1 < len(sim.plan) && sim.plan[sim.syncNo+1].neededFresh[rs]
+	return shrankBefore && !needed
+}
+
 // laterVictims: the next sync shrinks other ReplicaSets (per the plan),
 // whose victims may already be terminating when these ones rank: a choice.
 func (sim *depSim) laterVictims(shrinks []shrink) []string {
@@ -449,7 +482,7 @@ func (sim *depSim) laterVictims(shrinks []shrink) []string {
 		}
 	}
 	slices.Sort(out)
-	if len(out) == 0 {
+	if len(out) == 0 || !slices.ContainsFunc(shrinks, func(sh shrink) bool { return sim.mayRankLate(sim.rss[sh.i].rs.Name) }) {
 		return nil
 	}
 	if sim.sched.choose([]option{{"ranked before the next sync's deletions", 1 - weightSeesNextSync}, {"ranked after the next sync's deletions", weightSeesNextSync}}) == 1 {
