@@ -119,13 +119,18 @@ func (c *cluster) caughtUp() bool {
 	if err != nil {
 		return false
 	}
-	for _, d := range ds.Items {
-		if d.Status.ObservedGeneration != d.Generation {
-			return false
-		}
-	}
+	var sum int32
 	for _, r := range rss.Items {
 		if r.Status.ObservedGeneration != r.Generation || r.Spec.Replicas == nil || r.Status.Replicas != *r.Spec.Replicas {
+			return false
+		}
+		sum += r.Status.Replicas
+	}
+	// The deployment controller has synced since the last ReplicaSet
+	// status change (its status adds them up), so a pending rollout step
+	// would have been taken.
+	for _, d := range ds.Items {
+		if d.Status.ObservedGeneration != d.Generation || d.Status.Replicas != sum {
 			return false
 		}
 	}
