@@ -21,13 +21,13 @@ CGO_ENABLED ?= 0
 export CGO_ENABLED
 
 .PHONY: build test check check-long unit conformance conformance-short conformance-long \
-	e2e e2e-short e2e-check demo lint bench fuzz
+	e2e e2e-short e2e-check demo lint bench fuzz inprocess inprocess-long
 
-test: lint unit conformance-short
+test: lint unit conformance-short inprocess
 
 check: test e2e-check packaging-check
 
-check-long: test e2e packaging-test oracles-check conformance-long fuzz-long
+check-long: test e2e packaging-test oracles-check conformance-long inprocess-long fuzz-long
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-scale_preview
@@ -49,6 +49,15 @@ conformance-long:
 	cd test && $(GO) test -count=1 -v -timeout 30m ./conformance/
 
 conformance: conformance-long
+
+# The real ReplicaSet and Deployment controllers in-process on a strict fake
+# API, seeded random mid-rollout scale-ins each repeated 50 times, compared
+# with the plugin (docs/deployments.md). The long suite runs 1,000 scenarios.
+inprocess:
+	cd test && $(GO) test -count=1 -v -short -timeout 20m ./inprocess/
+
+inprocess-long:
+	cd test && $(GO) test -count=1 -v -timeout 3h ./inprocess/
 
 # Starts etcd, kube-apiserver and kube-controller-manager (built from the Go
 # module proxy) on loopback and compares predictions with real scale-ins.

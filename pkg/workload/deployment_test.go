@@ -95,17 +95,21 @@ func exampleA(paused bool) *snapshot.Snapshot {
 }
 
 // The split gives v1 4 and v2 3 (scale step: v1 loses its 4 most recently
-// ready pods, v2 its 2). The rollout then continues at D=5: minAvailable 4,
-// maxScaledDown 7-4-0 = 3, so v1 drops to 1 (3 more, step "rollout"); then
-// v2 grows back to 5 (2 created, never victims).
+// ready pods, v2 its 2). The rollout then continues at D=5: minAvailable 4.
+// With fresh statuses maxScaledDown is 7-4-0 = 3 and v1 drops to 1. But v1
+// was written first, its status usually turns fresh first, and the sync
+// that reads v1 fresh and v2 still stale (5 available of 3) already scales
+// v1 down to 0: p8 dies in most interleavings, not all (measured
+// in-process, docs/deployments.md). v2 grows back to 5 (created, never
+// victims).
 func TestDeploymentMidRolloutProportionalSplit(t *testing.T) {
 	p := predictOK(t, exampleA(false), snapshot.Deployment, "web", 5, rules37(t))
-	wantStep(t, p, "web-v1", prediction.ReplicaSetStep{Before: 8, AfterScale: 4, Final: 1, Deleted: 7})
+	wantStep(t, p, "web-v1", prediction.ReplicaSetStep{Before: 8, AfterScale: 4, Final: 0, Deleted: 8})
 	wantStep(t, p, "web-v2", prediction.ReplicaSetStep{New: true, Before: 5, AfterScale: 3, Final: 5, Deleted: 2, Created: 2})
 	want := []string{
 		"scale:web-v1:web-v1-p1", "scale:web-v1:web-v1-p2", "scale:web-v1:web-v1-p3", "scale:web-v1:web-v1-p4",
 		"scale:web-v2:web-v2-p1", "scale:web-v2:web-v2-p2",
-		"rollout:web-v1:web-v1-p5", "rollout:web-v1:web-v1-p6", "rollout:web-v1:web-v1-p7",
+		"rollout:web-v1:web-v1-p5", "rollout:web-v1:web-v1-p6", "rollout:web-v1:web-v1-p7", "rollout:web-v1:web-v1-p8",
 	}
 	if got := victimSteps(p); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("victims:\n got %v\nwant %v", got, want)
@@ -121,10 +125,15 @@ func TestDeploymentMidRolloutProportionalSplit(t *testing.T) {
 	if p.Creates != 2 {
 		t.Errorf("creates %d, want 2", p.Creates)
 	}
-	wantKept(t, p, "web-v1-p8", "web-v2-p3", "web-v2-p4", "web-v2-p5")
+	wantKept(t, p, "web-v2-p3", "web-v2-p4", "web-v2-p5")
 	noCreatedPods(t, p)
-	if !p.Certain {
-		t.Errorf("not certain: %v", podNames(p))
+	for _, x := range p.Pods {
+		if open := x.Name == "web-v1-p8"; x.Certain == open {
+			t.Errorf("%s: certain %v p %v", x.Name, x.Certain, x.DeleteProbability)
+		}
+	}
+	if p8 := findPod(t, p, "web-v1-p8"); p8.DeleteProbability < 0.5 || p8.DeleteProbability >= 1 {
+		t.Errorf("web-v1-p8: p %v, want most likely but open", p8.DeleteProbability)
 	}
 	if !hasWarning(p, "rollout is in progress") {
 		t.Errorf("no rollout warning: %q", p.Warnings)
@@ -321,12 +330,13 @@ func TestDeploymentCrossReplicaSetRankRace(t *testing.T) {
 	p := predictOK(t, raceFixture(true), snapshot.Deployment, "web", 2, rules37(t))
 	wantStep(t, p, "web-v1", prediction.ReplicaSetStep{Before: 2, AfterScale: 1, Final: 1, Deleted: 1})
 	wantStep(t, p, "web-v2", prediction.ReplicaSetStep{New: true, Before: 2, AfterScale: 1, Final: 1, Deleted: 1})
-	// Most likely (siblings' victims still active): a and c, by rank.
+	// Most likely both rank before the other's victim is gone: a and c by
+	// rank. Had v2 ranked with a already terminating, c and d would share
+	// rank 1 and d would go (R6).
 	wantVictims(t, p, "a", "c")
 	for _, n := range []string{"a", "b", "c", "d"} {
-		x := findPod(t, p, n)
-		if x.Certain || x.DeleteProbability != 0.5 || !strings.Contains(x.Reason, "sibling ReplicaSet") {
-			t.Errorf("%s: certain %v p %v reason %q, want an open 50%% fate explained by the sibling race", n, x.Certain, x.DeleteProbability, x.Reason)
+		if x := findPod(t, p, n); x.Certain || !strings.Contains(x.Reason, "sibling ReplicaSet") {
+			t.Errorf("%s: certain %v reason %q, want an open fate explained by the timing", n, x.Certain, x.Reason)
 		}
 	}
 	if p.Certain || !strings.Contains(p.Message, "most likely outcome") {

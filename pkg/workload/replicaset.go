@@ -135,7 +135,7 @@ func runReplicaSet(s *snapshot.Snapshot, t rsLike, c claimed, replicas int32, o 
 	if !res.Certain {
 		out.certain = false
 	}
-	if in.Delete > 0 {
+	if in.Delete > 0 && !o.branchOnly {
 		out.stableUntil, out.stableLowerBound = engine.StableUntil(in)
 	}
 	if res.Rounds > 1 {

@@ -23,6 +23,9 @@ type Options struct {
 	Rules rules.RuleSet
 	Now   time.Time
 	Seed  uint64
+	// branchOnly: a Deployment interleaving explored only for its fates;
+	// stableUntil is left to the full run of the most likely one.
+	branchOnly bool
 }
 
 // NotFoundError: the target is not in the snapshot.

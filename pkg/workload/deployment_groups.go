@@ -1,0 +1,176 @@
+package workload
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/scale-preview/scale-preview/pkg/prediction"
+)
+
+// normalizeGroups settles open choices over the whole Deployment sequence:
+// groups that share pods are merged; a group whose members all die (a tie
+// cut by the scale whose rest the rollout takes) is certain, only the step
+// being open; an exact tie spread over steps gives each member the share
+// of its deaths. Group indices and the overall certainty are recomputed.
+func normalizeGroups(pred *prediction.Prediction) {
+	if len(pred.Contenders) == 0 {
+		return
+	}
+	groups := mergeOverlapping(pred.Contenders)
+	idx := map[string]int{}
+	for i, p := range pred.Pods {
+		idx[p.Name] = i
+		pred.Pods[i].ContenderGroup = nil
+	}
+	pred.Contenders = nil
+	for _, g := range groups {
+		deleted := 0
+		steps := map[string]bool{}
+		for _, n := range g.Pods {
+			if p := pred.Pods[idx[n]]; p.Fate == prediction.FateDelete {
+				deleted++
+				steps[p.Step] = true
+			}
+		}
+		switch {
+		// A RACE group is open across interleavings: never settled here.
+		case deleted == len(g.Pods) && g.Rule != prediction.RuleRace:
+			for _, n := range g.Pods {
+				p := &pred.Pods[idx[n]]
+				p.Certain, p.DeleteProbability = true, 1
+				if len(steps) > 1 {
+					p.Step = prediction.StepEither
+				}
+			}
+			continue
+		case deleted == 0 && g.Rule != prediction.RuleRace:
+			for _, n := range g.Pods {
+				p := &pred.Pods[idx[n]]
+				p.Certain, p.DeleteProbability = true, 0
+			}
+			continue
+		}
+		if g.Exact && g.Rule != prediction.RuleRace {
+			for _, n := range g.Pods {
+				pred.Pods[idx[n]].DeleteProbability = float64(deleted) / float64(len(g.Pods))
+			}
+		}
+		g.Delete = deleted
+		gi := len(pred.Contenders)
+		for _, n := range g.Pods {
+			p := &pred.Pods[idx[n]]
+			p.Certain = false
+			p.ContenderGroup = &gi
+		}
+		pred.Contenders = append(pred.Contenders, g)
+	}
+	pred.Certain = true
+	for _, p := range pred.Pods {
+		if !p.Certain {
+			pred.Certain = false
+		}
+	}
+	pred.Message = summary(pred, false)
+}
+
+func overlaps(a, b []string) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// mostLikely makes the k most probable pods of an open group the victims
+// (ties keep the simulated order's choice), then rebuilds the victims list
+// and positions: victims first in their order, then kept pods.
+func mostLikely(pred *prediction.Prediction, open []string, k int) {
+	idx := map[string]int{}
+	for i, p := range pred.Pods {
+		idx[p.Name] = i
+	}
+	ranked := slices.Clone(open)
+	slices.SortStableFunc(ranked, func(a, b string) int {
+		pa, pb := pred.Pods[idx[a]], pred.Pods[idx[b]]
+		if pa.DeleteProbability != pb.DeleteProbability {
+			if pa.DeleteProbability > pb.DeleteProbability {
+				return -1
+			}
+			return 1
+		}
+		if (pa.Fate == prediction.FateDelete) != (pb.Fate == prediction.FateDelete) {
+			if pa.Fate == prediction.FateDelete {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	for i, n := range ranked {
+		p := &pred.Pods[idx[n]]
+		p.Fate = prediction.FateKeep
+		if i < k {
+			p.Fate = prediction.FateDelete
+			if p.Step == "" {
+				p.Step = prediction.StepScale
+			}
+		}
+	}
+	slices.SortStableFunc(pred.Pods, func(a, b prediction.Pod) int {
+		rank := func(p prediction.Pod) int {
+			switch {
+			case p.Fate == prediction.FateDelete:
+				return 0
+			case p.Position > 0:
+				return 1
+			}
+			return 2
+		}
+		return rank(a) - rank(b)
+	})
+	pred.Victims = pred.Victims[:0]
+	pos := 0
+	for i := range pred.Pods {
+		p := &pred.Pods[i]
+		if p.Position > 0 || p.Fate == prediction.FateDelete {
+			pos++
+			p.Position = pos
+		}
+		if p.Fate == prediction.FateDelete {
+			pred.Victims = append(pred.Victims, p.Name)
+		} else if p.Fate == prediction.FateKeep {
+			p.Step = ""
+		}
+	}
+}
+
+// mergeOverlapping merges contender groups that share pods.
+func mergeOverlapping(contenders []prediction.ContenderGroup) []prediction.ContenderGroup {
+	var groups []prediction.ContenderGroup
+	for _, g := range contenders {
+		merged := false
+		for i := range groups {
+			if overlaps(groups[i].Pods, g.Pods) {
+				for _, n := range g.Pods {
+					if !slices.Contains(groups[i].Pods, n) {
+						groups[i].Pods = append(groups[i].Pods, n)
+					}
+				}
+				groups[i].Exact = groups[i].Exact && g.Exact
+				if g.Rule == prediction.RuleRace || groups[i].Rule == prediction.RuleRace {
+					groups[i].Rule = prediction.RuleRace
+				}
+				if !strings.Contains(groups[i].Reason, g.Reason) {
+					groups[i].Reason += "; " + g.Reason
+				}
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			groups = append(groups, g)
+		}
+	}
+	return groups
+}

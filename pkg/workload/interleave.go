@@ -1,0 +1,178 @@
+package workload
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The controllers' timing leaves a few choices open between the scale and
+// the end of the rollout's follow-up syncs (docs/deployments.md explains
+// each one and where its weight comes from):
+//
+//   - visibility: ReplicaSets shrunk in the same deployment sync are
+//     handled concurrently by the ReplicaSet controller. Each one ranks its
+//     pods by counting the related pods on their node; a sibling's victims
+//     count only until its deletion reaches the informer. Either each one
+//     sees the victims of the siblings handled before it (an order), or
+//     none sees any (all listed before the first deletion landed).
+//   - stale status: after deleting available pods, a ReplicaSet's status
+//     still counts them until its controller has seen them go, so the next
+//     deployment sync may read the old availability.
+//   - merged steps: a ReplicaSet shrunk by two consecutive syncs may be
+//     handled by one sync of its controller (one sort for both).
+//   - next sync's victims: the next sync may shrink another ReplicaSet
+//     before this one ranks, its victims already terminating.
+//
+// Weights are relative frequencies measured with the real controllers of
+// Kubernetes 1.37 in-process (test/inprocess); see docs/deployments.md.
+// The choices are explored whenever they can occur, whatever their weight:
+// certainty never depends on a weight.
+const (
+	// weightConcurrent: no sibling's deletion is visible yet. The
+	// deployment controller writes the ReplicaSets back to back, and each
+	// ReplicaSet controller ranks as soon as it sees its update, before
+	// the other's deletions come back through the informer: 100/100 and
+	// 98/100 in-process runs (TestSiblingVisibility).
+	weightConcurrent = 0.97
+	// weightWriteOrder: the ReplicaSet written first deletes before the
+	// next one ranks (2/100 runs on a loaded machine); weightOtherOrder is
+	// shared by the remaining orders.
+	weightWriteOrder = 0.02
+	weightOtherOrder = 0.01
+	// statusFreshAtOnce: every shrunk ReplicaSet's status is fresh before
+	// the deployment controller syncs again.
+	statusFreshAtOnce = 0.02
+	// statusWriteOrder: the statuses turn fresh in the order the
+	// ReplicaSets were written; the other orders share the rest.
+	statusWriteOrder = 0.95
+	// weightMergedSteps: a ReplicaSet shrunk by two consecutive syncs is
+	// handled by one sync of its controller (one sort for both steps).
+	weightMergedSteps = 0.1
+	// weightSeesNextSync: a ReplicaSet ranks after the next deployment
+	// sync's victims in other ReplicaSets are already terminating.
+	weightSeesNextSync = 0.4
+)
+
+// maxBranches bounds the interleavings explored; beyond it the prediction
+// warns and only the explored ones count.
+const maxBranches = 256
+
+// option is one way a choice can go and its relative weight.
+type option struct {
+	label  string
+	weight float64
+}
+
+// schedule replays a prefix of choices and records the choices met after
+// it (taking the first option), so that every interleaving can be
+// enumerated by re-running the simulation.
+type schedule struct {
+	picks  []int
+	arity  []int
+	pos    int
+	weight float64
+	labels []string
+}
+
+func (s *schedule) choose(opts []option) int {
+	if len(opts) == 1 {
+		return 0
+	}
+	if s.pos >= len(s.picks) {
+		s.picks = append(s.picks, 0)
+	}
+	i := s.picks[s.pos]
+	s.arity = append(s.arity[:s.pos], len(opts))
+	s.pos++
+	total := 0.0
+	for _, o := range opts {
+		total += o.weight
+	}
+	s.weight *= opts[i].weight / total
+	s.labels = append(s.labels, opts[i].label)
+	return i
+}
+
+// next is the schedule after this one in depth-first order, or nil.
+func (s *schedule) next() *schedule {
+	for j := s.pos - 1; j >= 0; j-- {
+		if s.picks[j]+1 < s.arity[j] {
+			picks := append(slices.Clone(s.picks[:j]), s.picks[j]+1)
+			return &schedule{picks: picks, weight: 1}
+		}
+	}
+	return nil
+}
+
+// chooseVisibility returns, for k concurrent shrinks, sees[a][b]: shrink a
+// ranks with shrink b's victims already gone; and an order to compute them in.
+func (sim *depSim) chooseVisibility(k int) (sees [][]bool, order []int) {
+	sees = make([][]bool, k)
+	for i := range sees {
+		sees[i] = make([]bool, k)
+	}
+	order = make([]int, k)
+	for i := range order {
+		order[i] = i
+	}
+	if k < 2 {
+		return sees, order
+	}
+	orders := permutations(k)
+	if k > 3 {
+		rev := slices.Clone(order)
+		slices.Reverse(rev)
+		orders = [][]int{order, rev}
+	}
+	opts := []option{{"concurrent", weightConcurrent}, {"in write order", weightWriteOrder}}
+	for _, o := range orders[1:] {
+		opts = append(opts, option{fmt.Sprintf("order %v", o), weightOtherOrder / float64(len(orders)-1)})
+	}
+	switch c := sim.sched.choose(opts); c {
+	case 0:
+		return sees, order // nobody sees anybody's victims
+	default:
+		order = orders[c-1]
+	}
+	for i, a := range order {
+		for _, b := range order[:i] {
+			sees[a][b] = true
+		}
+	}
+	return sees, order
+}
+
+func permutations(k int) [][]int {
+	if k == 1 {
+		return [][]int{{0}}
+	}
+	var out [][]int
+	for _, p := range permutations(k - 1) {
+		for pos := len(p); pos >= 0; pos-- {
+			q := slices.Insert(slices.Clone(p), pos, k-1)
+			out = append(out, q)
+		}
+	}
+	// The write order first.
+	slices.SortFunc(out, func(a, b []int) int { return slices.Compare(a, b) })
+	return out
+}
+
+// permWeight is the weight of the i-th of n status orders (0: write order).
+func permWeight(i, n int) float64 {
+	if n == 1 {
+		return 1
+	}
+	if i == 0 {
+		return statusWriteOrder
+	}
+	return (1 - statusWriteOrder) / float64(n-1)
+}
+
+func labelOf(labels []string) string {
+	if len(labels) == 0 {
+		return "single interleaving"
+	}
+	return strings.Join(labels, ", ")
+}

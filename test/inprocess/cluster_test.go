@@ -1,0 +1,169 @@
+package inprocess
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/controller/deployment"
+	"k8s.io/kubernetes/pkg/controller/replicaset"
+)
+
+var quietLogs sync.Once
+
+// cluster is one in-process control plane: the strict API, shared
+// informers and the real ReplicaSet and Deployment controllers with the
+// kube-controller-manager default of 5 workers each.
+type cluster struct {
+	cs     *fake.Clientset
+	api    *strictAPI
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+}
+
+// startCluster loads objs, starts the informers in a shuffled order with
+// small random gaps, waits for them to sync and starts the controllers.
+func startCluster(objs []runtime.Object, seed uint64, latency time.Duration) (*cluster, error) {
+	quietLogs.Do(func() {
+		klog.SetLogger(logr.Discard())
+	})
+	cs, api := newStrictAPI(seed, 0)
+	for _, o := range objs {
+		if err := createObject(cs, o.DeepCopyObject()); err != nil {
+			return nil, err
+		}
+	}
+	api.latency = latency
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &cluster{cs: cs, api: api, cancel: cancel}
+	f := informers.NewSharedInformerFactory(cs, 0)
+	podInf, rsInf, dInf := f.Core().V1().Pods(), f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments()
+	rsc := replicaset.NewReplicaSetController(ctx, rsInf, podInf, cs, replicaset.BurstReplicas)
+	dc, err := deployment.NewDeploymentController(ctx, dInf, rsInf, podInf, cs)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	infs := []cache.SharedIndexInformer{podInf.Informer(), rsInf.Informer(), dInf.Informer()}
+	rng := rand.New(rand.NewPCG(seed, 11))
+	rng.Shuffle(len(infs), func(i, j int) { infs[i], infs[j] = infs[j], infs[i] })
+	for _, inf := range infs {
+		c.done.Add(1)
+		go func() { defer c.done.Done(); inf.Run(ctx.Done()) }()
+		time.Sleep(time.Duration(rng.IntN(2000)) * time.Microsecond)
+	}
+	syncs := make([]cache.InformerSynced, len(infs))
+	for i, inf := range infs {
+		syncs[i] = inf.HasSynced
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), syncs...) {
+		cancel()
+		return nil, fmt.Errorf("informers did not sync")
+	}
+	c.done.Add(2)
+	go func() { defer c.done.Done(); rsc.Run(ctx, 5) }()
+	go func() { defer c.done.Done(); dc.Run(ctx, 5) }()
+	return c, nil
+}
+
+func (c *cluster) stop() {
+	c.cancel()
+	c.done.Wait()
+}
+
+func createObject(cs *fake.Clientset, o runtime.Object) error {
+	ctx := context.Background()
+	var err error
+	switch x := o.(type) {
+	case *corev1.Pod:
+		_, err = cs.CoreV1().Pods(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+	case *appsv1.ReplicaSet:
+		_, err = cs.AppsV1().ReplicaSets(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+	case *appsv1.Deployment:
+		_, err = cs.AppsV1().Deployments(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+	default:
+		err = fmt.Errorf("unsupported object %T", o)
+	}
+	return err
+}
+
+// settle waits until no write happened for quiet and the controllers
+// have caught up (every ReplicaSet's and the Deployment's status observed
+// its generation, every ReplicaSet counts spec.replicas pods), at most
+// timeout. Quiet alone is not enough on a loaded machine.
+func (c *cluster) settle(quiet, timeout time.Duration) error {
+	end := time.Now().Add(timeout)
+	c.api.lastWrite.Store(time.Now().UnixNano())
+	for !c.api.quietFor(quiet) || !c.caughtUp() {
+		if time.Now().After(end) {
+			return fmt.Errorf("controllers still writing after %v", timeout)
+		}
+		time.Sleep(quiet / 5)
+	}
+	return nil
+}
+
+func (c *cluster) caughtUp() bool {
+	ds, rss, _, err := c.state(ns)
+	if err != nil {
+		return false
+	}
+	var sum int32
+	for _, r := range rss.Items {
+		if r.Status.ObservedGeneration != r.Generation || r.Spec.Replicas == nil || r.Status.Replicas != *r.Spec.Replicas {
+			return false
+		}
+		sum += r.Status.Replicas
+	}
+	// The deployment controller has synced since the last ReplicaSet
+	// status change (its status adds them up), so a pending rollout step
+	// would have been taken.
+	for _, d := range ds.Items {
+		if d.Status.ObservedGeneration != d.Generation || d.Status.Replicas != sum {
+			return false
+		}
+	}
+	return true
+}
+
+// state lists the Deployment, ReplicaSets and pods of ns.
+func (c *cluster) state(ns string) (*appsv1.DeploymentList, *appsv1.ReplicaSetList, *corev1.PodList, error) {
+	ctx := context.Background()
+	ds, err := c.cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rss, err := c.cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pods, err := c.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	return ds, rss, pods, err
+}
+
+// scale sets the Deployment's spec.replicas, retrying conflicts.
+func (c *cluster) scale(ns, name string, replicas int32) error {
+	ctx := context.Background()
+	for i := 0; i < 20; i++ {
+		d, err := c.cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		d.Spec.Replicas = &replicas
+		if _, err = c.cs.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{}); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("could not scale %s", name)
+}

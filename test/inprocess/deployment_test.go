@@ -1,0 +1,419 @@
+package inprocess
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/scale-preview/scale-preview/pkg/prediction"
+	"github.com/scale-preview/scale-preview/pkg/rules"
+	"github.com/scale-preview/scale-preview/pkg/snapshot"
+	"github.com/scale-preview/scale-preview/pkg/workload"
+)
+
+// tolerance is how far a predicted probability may be from the measured
+// frequency.
+const tolerance = 0.15
+
+func envInt(name string, def int) int {
+	if v := os.Getenv(name); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+// prepared is a scenario after the controllers settled it: the state the
+// plugin predicts from and every run starts from.
+type prepared struct {
+	sc       *scenario
+	objs     []runtime.Object
+	snap     *snapshot.Snapshot
+	midRoll  bool
+	pred     *prediction.Prediction
+	branches []workload.Branch
+}
+
+// prepare lets the controllers settle the generated state once (they may
+// create pods for the new ReplicaSet or continue the rollout), then takes
+// that state as the scenario and predicts its scale.
+func prepare(sc *scenario, seed uint64) (*prepared, error) {
+	c, err := startCluster(sc.objs, seed, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer c.stop()
+	if err := c.settle(150*time.Millisecond, 20*time.Second); err != nil {
+		return nil, err
+	}
+	ds, rss, pods, err := c.state(ns)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{sc: sc, snap: &snapshot.Snapshot{}}
+	active := 0
+	for i := range ds.Items {
+		p.snap.Deployments = append(p.snap.Deployments, &ds.Items[i])
+		p.objs = append(p.objs, &ds.Items[i])
+	}
+	for i := range rss.Items {
+		p.snap.ReplicaSets = append(p.snap.ReplicaSets, &rss.Items[i])
+		p.objs = append(p.objs, &rss.Items[i])
+		if r := rss.Items[i].Spec.Replicas; r != nil && *r > 0 {
+			active++
+		}
+	}
+	for i := range pods.Items {
+		// Pods the controllers created while settling are dated back, as
+		// if the scale came a while after them (not within the same second).
+		if q := &pods.Items[i]; time.Since(q.CreationTimestamp.Time) < time.Minute {
+			q.CreationTimestamp.Time = q.CreationTimestamp.Add(-10 * time.Minute)
+		}
+		p.snap.Pods = append(p.snap.Pods, &pods.Items[i])
+		p.objs = append(p.objs, &pods.Items[i])
+	}
+	p.midRoll = active > 1
+	r, err := rules.For(37, nil)
+	if err != nil {
+		return nil, err
+	}
+	o := workload.Options{Rules: r, Now: time.Now(), Seed: seed}
+	ref := snapshot.Ref{Kind: snapshot.Deployment, Namespace: ns, Name: depName}
+	if p.pred, err = workload.Predict(p.snap, ref, sc.target, o); err != nil {
+		return nil, err
+	}
+	if p.branches, err = workload.DeploymentBranches(p.snap, ref, sc.target, o); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// outcome is one run: the pods the controllers deleted.
+type outcome struct {
+	deleted map[string]bool
+	err     error
+}
+
+// runOnce starts the controllers on the prepared state, scales and waits
+// for them to settle. New pods stay Pending and unready: no kubelet runs,
+// as on the e2e control plane.
+func runOnce(p *prepared, seed uint64, latency time.Duration) outcome {
+	c, err := startCluster(p.objs, seed, latency)
+	if err != nil {
+		return outcome{err: err}
+	}
+	defer c.stop()
+	if err := c.settle(60*time.Millisecond, 10*time.Second); err != nil {
+		return outcome{err: err}
+	}
+	before := map[string]bool{}
+	_, _, pods, err := c.state(ns)
+	if err != nil {
+		return outcome{err: err}
+	}
+	for _, q := range pods.Items {
+		before[q.Name] = q.DeletionTimestamp == nil
+	}
+	if err := c.scale(ns, depName, p.sc.target); err != nil {
+		return outcome{err: err}
+	}
+	// 400ms without a write: longer than the deployment queue's backoff
+	// after a few conflicts (5ms doubling), so a retry is not mistaken for
+	// the end on a loaded machine.
+	if err := c.settle(400*time.Millisecond, 30*time.Second); err != nil {
+		return outcome{err: err}
+	}
+	_, rsAfter, pods, err := c.state(ns)
+	if err != nil {
+		return outcome{err: err}
+	}
+	if debugWrites {
+		for _, r := range rsAfter.Items {
+			fmt.Fprintf(os.Stderr, "after: rs %s spec %d status %d\n", r.Name, *r.Spec.Replicas, r.Status.Replicas)
+		}
+		for _, q := range pods.Items {
+			fmt.Fprintf(os.Stderr, "after: pod %s node %q deleting %v\n", q.Name, q.Spec.NodeName, q.DeletionTimestamp != nil)
+		}
+	}
+	after := map[string]*corev1.Pod{}
+	for i := range pods.Items {
+		after[pods.Items[i].Name] = &pods.Items[i]
+	}
+	out := outcome{deleted: map[string]bool{}}
+	for _, q := range p.snap.Pods {
+		if !before[q.Name] || q.DeletionTimestamp != nil {
+			continue // terminating already, or went before the scale
+		}
+		if a := after[q.Name]; a == nil || a.DeletionTimestamp != nil {
+			out.deleted[q.Name] = true
+		}
+	}
+	return out
+}
+
+// report is the agreement of one scenario.
+type report struct {
+	runs, certainChecked, contradicted, probChecked, probOff, countOff int
+	maxDiff                                                            float64
+	// Ties: pods open only because they tie within one ReplicaSet (the
+	// engine's share of the tie); judged apart from the interleavings.
+	tieChecked, tieOff int
+	tieMaxDiff         float64
+	problems           []string
+	ties               []string
+	// tally: runs matching each interleaving label (split when several match).
+	tally map[string]float64
+}
+
+// add sums another scenario's report into r.
+func (r *report) add(o report) {
+	r.runs += o.runs
+	r.certainChecked += o.certainChecked
+	r.contradicted += o.contradicted
+	r.probChecked += o.probChecked
+	r.probOff += o.probOff
+	r.countOff += o.countOff
+	r.maxDiff = max(r.maxDiff, o.maxDiff)
+	r.tieChecked += o.tieChecked
+	r.tieOff += o.tieOff
+	r.tieMaxDiff = max(r.tieMaxDiff, o.tieMaxDiff)
+	for k, v := range o.tally {
+		r.tally[k] += v
+	}
+}
+
+func judge(p *prepared, outs []outcome) report {
+	rep := report{tally: map[string]float64{}}
+	counts := map[int]bool{}
+	for _, b := range p.branches {
+		counts[len(b.Victims)] = true
+	}
+	freq := map[string]int{}
+	for _, o := range outs {
+		if o.err != nil {
+			rep.problems = append(rep.problems, "run error: "+o.err.Error())
+			continue
+		}
+		rep.runs++
+		for n := range o.deleted {
+			freq[n]++
+		}
+		if len(counts) == 1 && len(o.deleted) != len(p.pred.Victims) {
+			rep.countOff++
+			rep.problems = append(rep.problems, fmt.Sprintf("deleted %d pods, predicted %d: %v", len(o.deleted), len(p.pred.Victims), keys(o.deleted)))
+		}
+		tallyBranches(p.branches, o.deleted, rep.tally)
+	}
+	if rep.runs == 0 {
+		return rep
+	}
+	for _, pp := range p.pred.Pods {
+		if pp.Fate != prediction.FateDelete && pp.Fate != prediction.FateKeep {
+			if freq[pp.Name] > 0 {
+				rep.contradicted++
+				rep.problems = append(rep.problems, fmt.Sprintf("%s (%s) deleted in %d runs", pp.Name, pp.Fate, freq[pp.Name]))
+			}
+			continue
+		}
+		f := float64(freq[pp.Name]) / float64(rep.runs)
+		if pp.Certain {
+			rep.certainChecked++
+			want := 0.0
+			if pp.Fate == prediction.FateDelete {
+				want = 1
+			}
+			if f != want {
+				rep.contradicted++
+				rep.problems = append(rep.problems, fmt.Sprintf("%s certain %s, deleted in %d/%d runs", pp.Name, pp.Fate, freq[pp.Name], rep.runs))
+			}
+			continue
+		}
+		diff := math.Abs(f - pp.DeleteProbability)
+		if onlyTied(p.pred, pp) {
+			rep.tieChecked++
+			rep.tieMaxDiff = max(rep.tieMaxDiff, diff)
+			if diff > tolerance {
+				rep.tieOff++
+				rep.ties = append(rep.ties, fmt.Sprintf("%s p=%.2f, measured %.2f", pp.Name, pp.DeleteProbability, f))
+			}
+			continue
+		}
+		rep.probChecked++
+		rep.maxDiff = max(rep.maxDiff, diff)
+		if diff > tolerance {
+			rep.probOff++
+			rep.problems = append(rep.problems, fmt.Sprintf("%s p=%.2f, measured %.2f", pp.Name, pp.DeleteProbability, f))
+		}
+	}
+	return rep
+}
+
+// onlyTied: the pod is open only through a tie within one ReplicaSet
+// (the engine's share, exact or estimated), not through the controllers'
+// timing.
+func onlyTied(p *prediction.Prediction, pp prediction.Pod) bool {
+	if pp.ContenderGroup == nil || *pp.ContenderGroup >= len(p.Contenders) {
+		return false
+	}
+	return p.Contenders[*pp.ContenderGroup].Rule != "RACE"
+}
+
+// tallyBranches credits a run to the interleavings whose victims it
+// matches, only when that tells them apart (not every branch matches).
+func tallyBranches(bs []workload.Branch, deleted map[string]bool, tally map[string]float64) {
+	if len(bs) < 2 {
+		return
+	}
+	var match []workload.Branch
+	for _, b := range bs {
+		if len(b.Victims) == len(deleted) && !slices.ContainsFunc(b.Victims, func(v string) bool { return !deleted[v] }) {
+			match = append(match, b)
+		}
+	}
+	switch len(match) {
+	case 0:
+		tally["(none)"]++
+		return
+	case len(bs):
+		return
+	}
+	for _, b := range match {
+		for _, l := range strings.Split(b.Label, ", ") {
+			tally[l] += 1 / float64(len(match))
+		}
+	}
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestDeploymentAgainstControllers: seeded random Deployments (most of
+// them mid-rollout) scaled with the real controllers, each repeated many
+// times; certain fates must hold in every run, probabilities must be
+// within the tolerance of the measured frequencies, and the deletion count
+// must be exact when every interleaving agrees on it.
+// INPROCESS_SCENARIOS, INPROCESS_RUNS, INPROCESS_SEED and
+// INPROCESS_PARALLEL tune it; -short runs a small sample.
+func TestDeploymentAgainstControllers(t *testing.T) {
+	scenarios, runs := envInt("INPROCESS_SCENARIOS", 1000), envInt("INPROCESS_RUNS", 50)
+	if testing.Short() {
+		scenarios = envInt("INPROCESS_SCENARIOS", 24)
+	}
+	parallel := envInt("INPROCESS_PARALLEL", 6)
+	seed := uint64(envInt("INPROCESS_SEED", 20261123))
+	latency := time.Duration(envInt("INPROCESS_LATENCY_US", 1500)) * time.Microsecond
+	t.Logf("INPROCESS_SEED=%d INPROCESS_SCENARIOS=%d INPROCESS_RUNS=%d latency<%v", seed, scenarios, runs, latency)
+	rng := rand.New(rand.NewPCG(seed, 0xd3b))
+	var total report
+	total.tally = map[string]float64{}
+	mid, uncertainScen, skipped, failed := 0, 0, 0, 0
+	for i := 0; i < scenarios; i++ {
+		sc := randomScenario(rng, i, time.Now())
+		if only := envInt("INPROCESS_ONLY", -1); only >= 0 && only != i {
+			continue
+		}
+		p, err := prepare(sc, seed+uint64(i))
+		if err != nil {
+			t.Errorf("%s: prepare: %v", sc.name, err)
+			continue
+		}
+		if su := p.pred.StableUntil; su != nil && su.Before(time.Now().Add(5*time.Minute)) {
+			skipped++ // an age boundary would pass during the runs
+			continue
+		}
+		outs := make([]outcome, runs)
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, parallel)
+		for r := 0; r < runs; r++ {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				outs[r] = runOnce(p, seed*1000003+uint64(i*runs+r), latency)
+			}()
+		}
+		wg.Wait()
+		rep := judge(p, outs)
+		if p.midRoll {
+			mid++
+		}
+		if !p.pred.Certain {
+			uncertainScen++
+		}
+		total.add(rep)
+		if len(rep.ties) > 0 {
+			t.Logf("%s: exact ties measured off the symmetric share: %s", sc.name, strings.Join(rep.ties, "; "))
+			if os.Getenv("INPROCESS_STRICT_TIES") != "" {
+				t.Errorf("%s: tie shares off (INPROCESS_STRICT_TIES)", sc.name)
+			}
+		}
+		if (i+1)%25 == 0 {
+			t.Logf("progress after %d: %d mid-rollout, %d runs, certain fates %d/%d contradicted, probabilities %d/%d off, counts off %d, ties %d/%d off",
+				i+1, mid, total.runs, total.contradicted, total.certainChecked, total.probOff, total.probChecked, total.countOff, total.tieOff, total.tieChecked)
+		}
+		if len(rep.problems) > 0 {
+			failed++
+			t.Errorf("%s (%d branches, mid-rollout %v): %s\n  prediction: %s\n  branches: %s", sc.name, len(p.branches), p.midRoll,
+				strings.Join(rep.problems, "; "), describe(p.pred), describeBranches(p.branches))
+		}
+	}
+	t.Logf("%d scenarios (%d mid-rollout, %d with an uncertain prediction, %d skipped near an age boundary, %d with a problem), %d runs",
+		scenarios-skipped, mid, uncertainScen, skipped, failed, total.runs)
+	t.Logf("certain fates checked %d, contradicted %d; probabilities checked %d, off by more than %.2f: %d (max diff %.3f); deletion counts off %d",
+		total.certainChecked, total.contradicted, total.probChecked, tolerance, total.probOff, total.maxDiff, total.countOff)
+	t.Logf("exact ties: %d pods checked, %d off by more than %.2f (max diff %.3f); the controller breaks ties by informer order, not evenly",
+		total.tieChecked, total.tieOff, tolerance, total.tieMaxDiff)
+	var ls []string
+	for k, v := range total.tally {
+		ls = append(ls, fmt.Sprintf("%s=%.1f", k, v))
+	}
+	sort.Strings(ls)
+	t.Logf("runs matched per interleaving choice: %s", strings.Join(ls, " "))
+}
+
+func describe(p *prediction.Prediction) string {
+	var b strings.Builder
+	for _, pp := range p.Pods {
+		fmt.Fprintf(&b, "%s:%s", pp.Name, pp.Fate)
+		if !pp.Certain {
+			fmt.Fprintf(&b, "(%.2f)", pp.DeleteProbability)
+		}
+		if pp.Step != "" {
+			fmt.Fprintf(&b, "[%s]", pp.Step)
+		}
+		b.WriteString(" ")
+	}
+	for _, r := range p.ReplicaSets {
+		fmt.Fprintf(&b, "| %s %d->%d->%d ", r.Name, r.Before, r.AfterScale, r.Final)
+	}
+	return b.String()
+}
+
+func describeBranches(bs []workload.Branch) string {
+	var parts []string
+	for _, b := range bs {
+		parts = append(parts, fmt.Sprintf("{%.3f %s: %v}", b.Weight, b.Label, b.Victims))
+	}
+	return strings.Join(parts, " ")
+}
+
+var _ = appsv1.ReplicaSet{}

@@ -1,0 +1,245 @@
+package inprocess
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	goruntime "runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/kubernetes/scheme"
+	clienttesting "k8s.io/client-go/testing"
+)
+
+// strictAPI is a fake API server stricter than client-go's tracker: every
+// write gets a resourceVersion (the same number the tracker uses for its
+// list and watch bookkeeping), an update with a stale resourceVersion
+// conflicts, the main resource never changes status and the status
+// subresource changes nothing else, and deleting a pod bound to a node
+// only marks it terminating (no kubelet confirms). Writes are delayed by a
+// random latency to vary the controllers' timing.
+type strictAPI struct {
+	clienttesting.ObjectTracker
+	mu        sync.Mutex
+	rv        map[schema.GroupVersionResource]int64
+	rng       *rand.Rand
+	rngMu     sync.Mutex
+	latency   time.Duration
+	lastWrite atomic.Int64 // unix nanos of the last write that was not an event
+	writes    atomic.Int64
+}
+
+var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+func newStrictAPI(seed uint64, latency time.Duration) (*fake.Clientset, *strictAPI) {
+	api := &strictAPI{
+		ObjectTracker: clienttesting.NewObjectTracker(scheme.Scheme, scheme.Codecs.UniversalDecoder()),
+		rv:            map[schema.GroupVersionResource]int64{},
+		rng:           rand.New(rand.NewPCG(seed, 7)),
+		latency:       latency,
+	}
+	cs := &fake.Clientset{}
+	cs.AddReactor("*", "*", clienttesting.ObjectReaction(api))
+	cs.AddWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if w, ok := action.(clienttesting.WatchActionImpl); ok {
+			opts = w.ListOptions
+		}
+		w, err := api.Watch(action.GetResource(), action.GetNamespace(), opts)
+		return err == nil, w, err
+	})
+	cs.PrependReactor("update", "*", api.update)
+	cs.PrependReactor("delete", "pods", api.deletePod)
+	return cs, api
+}
+
+// delay sleeps a random API latency.
+func (a *strictAPI) delay() {
+	if a.latency <= 0 {
+		return
+	}
+	a.rngMu.Lock()
+	d := time.Duration(a.rng.Int64N(int64(a.latency)))
+	a.rngMu.Unlock()
+	time.Sleep(d)
+}
+
+var debugWrites = os.Getenv("INPROCESS_DEBUG") != ""
+
+func (a *strictAPI) touched(gvr schema.GroupVersionResource) {
+	if debugWrites && gvr.Resource != "events" {
+		_, file, line, _ := goruntime.Caller(2)
+		fmt.Fprintf(os.Stderr, "write %s %s:%d\n", gvr.Resource, file, line)
+	}
+	if gvr.Resource != "events" {
+		a.lastWrite.Store(time.Now().UnixNano())
+		a.writes.Add(1)
+	}
+}
+
+// nextRV is the version the tracker gives the next write of gvr.
+func (a *strictAPI) nextRV(gvr schema.GroupVersionResource) string {
+	v, ok := a.rv[gvr]
+	if !ok {
+		v = 1
+	}
+	v++
+	a.rv[gvr] = v
+	return strconv.FormatInt(v, 10)
+}
+
+// Create names objects with generateName, gives them a UID, a creation
+// time, generation 1 and a resourceVersion.
+func (a *strictAPI) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
+	a.delay()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	if m.GetName() == "" && m.GetGenerateName() != "" {
+		m.SetName(m.GetGenerateName() + string(uuid.NewUUID())[:5])
+	}
+	if m.GetUID() == "" {
+		m.SetUID(uuid.NewUUID())
+	}
+	if ts := m.GetCreationTimestamp(); ts.IsZero() {
+		// Stored at whole seconds, as the API server serializes it.
+		m.SetCreationTimestamp(metav1.Now().Rfc3339Copy())
+	}
+	m.SetGeneration(max(m.GetGeneration(), 1))
+	if _, err := a.ObjectTracker.Get(gvr, ns, m.GetName()); err == nil {
+		return apierrors.NewAlreadyExists(gvr.GroupResource(), m.GetName())
+	}
+	m.SetResourceVersion(a.nextRV(gvr))
+	a.touched(gvr)
+	return a.ObjectTracker.Create(gvr, obj, ns, opts...)
+}
+
+// Patch (adoption, release) gets a new resourceVersion.
+func (a *strictAPI) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
+	a.delay()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	m.SetResourceVersion(a.nextRV(gvr))
+	a.touched(gvr)
+	return a.ObjectTracker.Patch(gvr, obj, ns, opts...)
+}
+
+// update is the update verb, with and without the status subresource.
+func (a *strictAPI) update(action clienttesting.Action) (bool, runtime.Object, error) {
+	ua := action.(clienttesting.UpdateAction)
+	gvr, ns := action.GetResource(), action.GetNamespace()
+	a.delay()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	obj := ua.GetObject().DeepCopyObject()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return true, nil, err
+	}
+	cur, err := a.ObjectTracker.Get(gvr, ns, m.GetName())
+	if err != nil {
+		return true, nil, err
+	}
+	cm, _ := meta.Accessor(cur)
+	if m.GetResourceVersion() != "" && m.GetResourceVersion() != cm.GetResourceVersion() {
+		return true, nil, apierrors.NewConflict(gvr.GroupResource(), m.GetName(),
+			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	// As the registry strategies do: the status subresource keeps the
+	// stored spec (and a Deployment's labels, a pod's ownerReferences);
+	// the main resource keeps the stored status and bumps the generation
+	// on a spec change (a Deployment's also on an annotation change).
+	out := obj
+	om, _ := meta.Accessor(out)
+	if action.GetSubresource() == "status" {
+		setField(out, "Spec", field(cur, "Spec"))
+		switch gvr.Resource {
+		case "deployments":
+			om.SetLabels(cm.GetLabels())
+		case "pods":
+			om.SetOwnerReferences(cm.GetOwnerReferences())
+		}
+	} else {
+		setField(out, "Status", field(cur, "Status"))
+		om.SetGeneration(cm.GetGeneration())
+		specChanged := field(cur, "Spec").IsValid() && !apiequality.Semantic.DeepEqual(field(cur, "Spec").Interface(), field(out, "Spec").Interface())
+		if specChanged || (gvr.Resource == "deployments" && !apiequality.Semantic.DeepEqual(cm.GetAnnotations(), om.GetAnnotations())) {
+			om.SetGeneration(cm.GetGeneration() + 1)
+		}
+	}
+	om.SetUID(cm.GetUID())
+	om.SetCreationTimestamp(cm.GetCreationTimestamp())
+	om.SetDeletionTimestamp(cm.GetDeletionTimestamp())
+	om.SetResourceVersion(a.nextRV(gvr))
+	a.touched(gvr)
+	if err := a.ObjectTracker.Update(gvr, out, ns); err != nil {
+		return true, nil, err
+	}
+	return true, out.DeepCopyObject(), nil
+}
+
+// deletePod: a pod bound to a node stays terminating; an unbound one goes.
+func (a *strictAPI) deletePod(action clienttesting.Action) (bool, runtime.Object, error) {
+	da := action.(clienttesting.DeleteAction)
+	a.delay()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cur, err := a.ObjectTracker.Get(podsGVR, da.GetNamespace(), da.GetName())
+	if err != nil {
+		return true, nil, err
+	}
+	pod := cur.DeepCopyObject()
+	m, _ := meta.Accessor(pod)
+	if m.GetDeletionTimestamp() != nil {
+		return true, nil, nil
+	}
+	now := metav1.Now().Rfc3339Copy()
+	m.SetDeletionTimestamp(&now)
+	m.SetDeletionGracePeriodSeconds(ptrTo(int64(30)))
+	m.SetResourceVersion(a.nextRV(podsGVR))
+	a.touched(podsGVR)
+	if err := a.ObjectTracker.Update(podsGVR, pod, da.GetNamespace()); err != nil {
+		return true, nil, err
+	}
+	if field(pod, "Spec").FieldByName("NodeName").String() != "" {
+		return true, nil, nil
+	}
+	return true, nil, a.ObjectTracker.Delete(podsGVR, da.GetNamespace(), da.GetName())
+}
+
+func field(obj runtime.Object, name string) reflect.Value {
+	return reflect.ValueOf(obj).Elem().FieldByName(name)
+}
+
+func setField(obj runtime.Object, name string, v reflect.Value) {
+	if f := field(obj, name); f.IsValid() && v.IsValid() {
+		f.Set(v)
+	}
+}
+
+// quietFor reports whether no write happened during d.
+func (a *strictAPI) quietFor(d time.Duration) bool {
+	return time.Since(time.Unix(0, a.lastWrite.Load())) >= d
+}
+
+func ptrTo[T any](v T) *T { return &v }
