@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -55,7 +56,29 @@ func buildRows(p *prediction.Prediction, opt TableOptions) (grid, []string) {
 			t.rows = append(t.rows, []string{position(pod), pod.Name, node(pod), status(pod), restarts(pod), podAge(p, pod), fateCell(p, pod), w.cell(pod)})
 		}
 	}
+	if !opt.Wide {
+		fitWhy(&t, p.Pods, w, opt.width())
+	}
 	return t, legend(p, w)
+}
+
+// fitWhy moves a WHY text that would run past the table's width into the
+// numbered legend, leaving its short label in the row.
+func fitWhy(t *grid, pods []prediction.Pod, w *why, width int) {
+	last := len(t.header) - 1
+	used := 0
+	for c := range last {
+		col := utf8.RuneCountInString(t.header[c])
+		for _, r := range t.rows {
+			col = max(col, utf8.RuneCountInString(r[c]))
+		}
+		used += col + 2 // the padding between columns
+	}
+	for i, r := range t.rows {
+		if utf8.RuneCountInString(r[last]) > width-used {
+			t.rows[i][last] = w.toLegend(pods[i], r[last])
+		}
+	}
 }
 
 func wideRow(p *prediction.Prediction, pod prediction.Pod, w *why) []string {

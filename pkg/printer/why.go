@@ -38,6 +38,17 @@ func (w *why) cell(pod prediction.Pod) string {
 	return fmt.Sprintf("%s [%d]", label, len(w.notes))
 }
 
+// toLegend puts a row's WHY text in the legend and returns the row's
+// short form.
+func (w *why) toLegend(pod prediction.Pod, text string) string {
+	_, label := w.explain(pod)
+	if label == "" {
+		label = "note"
+	}
+	w.notes = append(w.notes, fmt.Sprintf("[%d] %s: %s", len(w.notes)+1, pod.Name, text))
+	return fmt.Sprintf("%s [%d]", label, len(w.notes))
+}
+
 // explain returns the WHY text and its short label ("" when the text is
 // short enough to stand in the row).
 func (w *why) explain(pod prediction.Pod) (string, string) {
