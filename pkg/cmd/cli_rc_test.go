@@ -32,7 +32,7 @@ func rcObjects() []runtime.Object {
 		pod("rc2-a", "rc2", "n1", time.Hour), pod("rc2-b", "rc2", "n1", time.Hour)}
 }
 
-// SPEC §1.5: in 1.21-1.23 an RC with a controller owner ranks by the pods
+// getIndirectlyRelatedPods: in 1.21-1.23 an RC with a controller owner ranks by the pods
 // of every RC with the same owner (rc1-a shares n1 with rc2's two pods:
 // rank 3, so it goes before the more recently ready rc1-b). The workload
 // model does this (pkg/workload TestReplicationControllerRanksByVersion);

@@ -21,7 +21,7 @@ import (
 
 var offlineArgs = []string{"-f", "../../examples/web.yaml", "deploy/web", "--replicas=3", "-n", "shop", "--now", liveNowFlag}
 
-// The worked example of SPEC §1.10, offline: victims p6, p3, p1.
+// The worked example of examples/web.yaml (checked against the real controller), offline: victims p6, p3, p1.
 func TestGoldenOffline(t *testing.T) {
 	for _, tc := range []struct{ name, output string }{
 		{"offline_table", ""}, {"offline_wide", "wide"}, {"offline_json", "json"},
@@ -39,7 +39,7 @@ func TestGoldenOffline(t *testing.T) {
 	r := cliRun(t, nil, nil, append(offlineArgs, "-o", "json")...)
 	p := decode(t, r.stdout)
 	if strings.Join(p.Victims, ",") != "web-7d9f8c6b5-p6hj,web-7d9f8c6b5-p3mz,web-7d9f8c6b5-p1xq" {
-		t.Errorf("victims %v, want p6, p3, p1 (SPEC §1.10)", p.Victims)
+		t.Errorf("victims %v, want p6, p3, p1 (examples/web.yaml (checked against the real controller))", p.Victims)
 	}
 	if p.Rules.KubernetesVersion != "1.37" || p.Rules.VersionSource != "default" {
 		t.Errorf("offline rules %+v, want 1.37 from default", p.Rules)

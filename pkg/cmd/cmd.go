@@ -107,7 +107,7 @@ func NewCommand(o *Options) *cobra.Command {
 
 func (o *Options) addFlags(c *cobra.Command) {
 	fl := c.Flags()
-	fl.Int32Var(&o.Replicas, "replicas", 0, "The replica count to preview (required).")
+	fl.Int32Var(&o.Replicas, "replicas", 0, "The replica count to preview (required; for hpa/NAME optional: the autoscaler's next step).")
 	cmdutil.AddJsonFilenameFlag(fl, &o.Filenames, "Read objects from these files or directories (repeatable; \"-\" for stdin) instead of the cluster.")
 	fl.BoolVarP(&o.Recursive, "recursive", "R", false, "Read the directories given with -f recursively.")
 	o.PrintFlags.AddFlags(c)

@@ -226,12 +226,13 @@ func TestBadInputMatrix(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var r cliResult
-			if c.process {
+			switch {
+			case c.process:
 				r = boundedRun(t, c.args(t))
-			} else if c.live {
+			case c.live:
 				f := newFakeAPIServer(t)
 				r = f.run(true, c.args(t)...)
-			} else {
+			default:
 				var stdin *strings.Reader
 				if c.stdin != "" {
 					stdin = strings.NewReader(c.stdin)

@@ -137,9 +137,10 @@ func mostLikely(pred *prediction.Prediction, open []string, k int) {
 			pos++
 			p.Position = pos
 		}
-		if p.Fate == prediction.FateDelete {
+		switch p.Fate {
+		case prediction.FateDelete:
 			pred.Victims = append(pred.Victims, p.Name)
-		} else if p.Fate == prediction.FateKeep {
+		case prediction.FateKeep:
 			p.Step = ""
 		}
 	}

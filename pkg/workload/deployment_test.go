@@ -14,7 +14,7 @@ import (
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 )
 
-// SPEC §3.2 branch 1 (one active RS): the Deployment sets it to D and its
+// scale() in pkg/controller/deployment/sync.go branch 1 (one active RS): the Deployment sets it to D and its
 // RS controller picks the victims; ranks count the pods of every RS of the
 // Deployment, so two pods sharing n1 go first (R5), then R6 between them.
 func TestDeploymentOneActiveReplicaSet(t *testing.T) {
@@ -81,7 +81,7 @@ func TestDeploymentPositionsSkipUncountedPods(t *testing.T) {
 	}
 }
 
-// exampleA is SPEC §3.4 example A: HPA scales 10 -> 5 mid-rollout,
+// exampleA is scale() example A: HPA scales 10 -> 5 mid-rollout,
 // maxSurge = maxUnavailable = 25%, v1 (old) 8 and v2 (new) 5, both
 // annotated desired 10 / max 13. Every pod is ready, on its own node (all
 // ranks 1), ready ages in distinct log2 buckets.
@@ -140,7 +140,7 @@ func TestDeploymentMidRolloutProportionalSplit(t *testing.T) {
 	}
 }
 
-// SPEC §3.1 step 4: a paused Deployment still scales (the proportional
+// syncDeployment step 4: a paused Deployment still scales (the proportional
 // split happens) but the rollout does not continue.
 func TestDeploymentPausedStillSplits(t *testing.T) {
 	p := predictOK(t, exampleA(true), snapshot.Deployment, "web", 5, rules37(t))
@@ -161,7 +161,7 @@ func TestDeploymentPausedStillSplits(t *testing.T) {
 	}
 }
 
-// SPEC §3.5, observed on a real v1.37.1 control plane: 10 -> 3 with
+// rolling.go, after the scale, observed on a real v1.37.1 control plane: 10 -> 3 with
 // maxSurge 2 maxUnavailable 1, old/new 9/3, old pods ready (available),
 // new pods not ready. scale() splits 9/3 into 4/1; the rollout then takes
 // old to 2 and grows new back to 3: 9 pods deleted, 2 created.
@@ -198,7 +198,7 @@ func TestDeploymentObservedScaleInMidRollout(t *testing.T) {
 	}
 }
 
-// SPEC §3.5 second observed case: 3 -> 1, surge 0 unavailable 1, old/new
+// rolling.go, after the scale second observed case: 3 -> 1, surge 0 unavailable 1, old/new
 // 2/1: final 0/1, all 3 existing pods deleted (the new one by the scale),
 // 1 created.
 func TestDeploymentObservedSurgeZero(t *testing.T) {
@@ -248,7 +248,7 @@ func TestDeploymentScaleUpAndNoChange(t *testing.T) {
 	}
 }
 
-// SPEC §3.1 step 3: a Deployment being deleted only updates its status; it
+// syncDeployment step 3: a Deployment being deleted only updates its status; it
 // does not scale its ReplicaSets.
 func TestDeploymentBeingDeletedDeletesNothing(t *testing.T) {
 	d := mkDeploy(3, 3, "25%", "25%")
@@ -261,7 +261,7 @@ func TestDeploymentBeingDeletedDeletesNothing(t *testing.T) {
 		t.Errorf("message %q", p.Message)
 	}
 	if len(p.Victims) != 0 {
-		t.Fatalf("BUG: pkg/workload/deployment.go predictDeployment ignores d.DeletionTimestamp: it still simulates the scale and lists victims %v (fates delete) while the message says %q; SPEC §3.1 step 3: a Deployment being deleted does not scale", p.Victims, p.Message)
+		t.Fatalf("BUG: pkg/workload/deployment.go predictDeployment ignores d.DeletionTimestamp: it still simulates the scale and lists victims %v (fates delete) while the message says %q; syncDeployment step 3: a Deployment being deleted does not scale", p.Victims, p.Message)
 	}
 }
 
@@ -311,7 +311,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // raceFixture: two ReplicaSets of 2 pods, 4 -> 2 with surge 0 and
 // unavailable 1: the split takes one pod from each. v1-a and v2-c share n1
 // (rank 2 while both are active), so each RS's victim depends on whether
-// the other RS's victim is already terminating when it ranks (SPEC §3.6):
+// the other RS's victim is already terminating when it ranks (the ReplicaSet controllers race, docs/deployments.md):
 // v1 deletes a (R5) or, with c gone, b (R6: ready 1h vs 24h); likewise v2.
 func raceFixture(paused bool) *snapshot.Snapshot {
 	d := mkDeploy(4, 4, "0", "1")

@@ -155,7 +155,7 @@ func permutations(k int) [][]int {
 		}
 	}
 	// The write order first.
-	slices.SortFunc(out, func(a, b []int) int { return slices.Compare(a, b) })
+	slices.SortFunc(out, slices.Compare[[]int])
 	return out
 }
 

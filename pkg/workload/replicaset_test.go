@@ -16,7 +16,7 @@ import (
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 )
 
-// SPEC §1.3/§0: only active pods are candidates. Succeeded and Failed pods
+// claimPods and IsPodActive: only active pods are candidates. Succeeded and Failed pods
 // are neither counted nor listed; a terminating pod is listed as
 // "terminating", not counted and never a victim; Pending pods are active.
 func TestReplicaSetCandidatesAreActivePodsOnly(t *testing.T) {
@@ -58,7 +58,7 @@ func TestReplicaSetCandidatesAreActivePodsOnly(t *testing.T) {
 	}
 }
 
-// SPEC §1.3: a pod matching the selector but controlled by another object
+// claimPods: a pod matching the selector but controlled by another object
 // is ignored: never counted, never deleted.
 func TestReplicaSetIgnoresPodsOfAnotherController(t *testing.T) {
 	rs := mkRS("web", 2, "", "app", "web")
@@ -86,7 +86,7 @@ func TestReplicaSetIgnoresPodsOfAnotherController(t *testing.T) {
 	}
 }
 
-// SPEC §1.3: an active orphan matching the selector is adopted in the same
+// claimPods: an active orphan matching the selector is adopted in the same
 // sync, so it is counted and can be a victim. Orphans that do not match,
 // and terminating orphans, are not adopted.
 func TestReplicaSetAdoptsMatchingOrphan(t *testing.T) {
@@ -114,7 +114,7 @@ func TestReplicaSetAdoptsMatchingOrphan(t *testing.T) {
 	}
 }
 
-// SPEC §1.3: a pod controlled by the RS whose labels no longer match is
+// claimPods: a pod controlled by the RS whose labels no longer match is
 // released: ignored and not counted.
 func TestReplicaSetReleasesPodWhoseLabelsChanged(t *testing.T) {
 	rs := mkRS("web", 2, "", "app", "web")
@@ -158,7 +158,7 @@ func rankFixture(owner string) *snapshot.Snapshot {
 	)}
 }
 
-// SPEC §1.5: a Deployment-owned RS ranks by the active pods of every RS
+// getIndirectlyRelatedPods: a Deployment-owned RS ranks by the active pods of every RS
 // with the same controller owner on the same node, whoever owns the pods;
 // the higher rank (R5) goes before the more recently ready pod (R6).
 func TestReplicaSetRanksCountSiblingPodsOnTheNode(t *testing.T) {
@@ -172,7 +172,7 @@ func TestReplicaSetRanksCountSiblingPodsOnTheNode(t *testing.T) {
 	}
 }
 
-// SPEC §1.5: a standalone RS has no related pods: every rank is 0, so R5
+// getIndirectlyRelatedPods: a standalone RS has no related pods: every rank is 0, so R5
 // never fires and R6 picks the most recently ready pods.
 func TestStandaloneReplicaSetRanksAreZero(t *testing.T) {
 	p := predictOK(t, rankFixture(""), snapshot.ReplicaSet, "v1", 1, rules37(t))
@@ -181,7 +181,7 @@ func TestStandaloneReplicaSetRanksAreZero(t *testing.T) {
 	wantDecided(t, p, "v1-c", "R6", "v1-a")
 }
 
-// SPEC §1.5 RC special case: from 1.24 the controllerUID indexer knows
+// getIndirectlyRelatedPods RC special case: from 1.24 the controllerUID indexer knows
 // only ReplicaSets, so an RC ranks 0 even with a controller owner; before
 // (1.21-1.23) its sibling RCs' pods raise the ranks.
 func TestReplicationControllerRanksByVersion(t *testing.T) {
@@ -226,7 +226,7 @@ func wantRanks(t *testing.T, p *prediction.Prediction, want map[string]int) {
 	}
 }
 
-// SPEC §1.4: diff <= 0 deletes nothing.
+// manageReplicas: diff <= 0 deletes nothing.
 func TestReplicaSetScaleUpAndNoChange(t *testing.T) {
 	rs := mkRS("web", 3, "", "app", "web")
 	s := &snapshot.Snapshot{ReplicaSets: []*appsv1.ReplicaSet{rs}, Pods: podsOf(
@@ -263,7 +263,7 @@ func TestReplicaSetScaleUpAndNoChange(t *testing.T) {
 	}
 }
 
-// SPEC §1.2: a ReplicaSet being deleted never runs manageReplicas.
+// syncReplicaSet: a ReplicaSet being deleted never runs manageReplicas.
 func TestReplicaSetBeingDeletedDeletesNothing(t *testing.T) {
 	rs := mkRS("web", 3, "", "app", "web")
 	ts := metav1.NewTime(testNow.Add(-time.Second))
@@ -283,7 +283,7 @@ func TestReplicaSetBeingDeletedDeletesNothing(t *testing.T) {
 	}
 }
 
-// SPEC §1.4: at most 500 deletions per sync; the next round re-sorts what
+// manageReplicas: at most 500 deletions per sync; the next round re-sorts what
 // is left. 500 not-ready pods go in round 1 (sorted: R3 puts them first),
 // the 10 ready ones in round 2 (delete-all, unsorted).
 func TestReplicaSetMoreThan500DeletionsRunInRounds(t *testing.T) {
@@ -393,7 +393,7 @@ func TestStableUntilNilWhenTheOutcomeNeverChanges(t *testing.T) {
 	}
 }
 
-// SPEC §1.5: the siblings include ReplicaSets that are being deleted (and
+// getIndirectlyRelatedPods: the siblings include ReplicaSets that are being deleted (and
 // ones scaled to 0): their active pods still raise ranks.
 func TestReplicaSetRanksCountSiblingsBeingDeleted(t *testing.T) {
 	v1 := mkRS("v1", 2, "dep-1", "app", "web", "hash", "v1")

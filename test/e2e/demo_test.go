@@ -24,7 +24,7 @@ func TestDemoCluster(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	// The Deployment of SPEC §3.5: 10 replicas mid-rollout at old/new 9/3,
+	// The Deployment of rolling.go, after the scale: 10 replicas mid-rollout at old/new 9/3,
 	// the new pods not ready. Scaling it to 3 splits 4/1, then the rollout
 	// deletes two more old pods and creates two new ones.
 	web := &scenarioRun{ns: "demo", states: map[string]podState{}, sc: &scenario{

@@ -152,7 +152,7 @@ func rsOracle(ctx context.Context, r *scenarioRun) *oracleResult {
 
 func runningAndReady(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning && isReady(p) }
 
-// stsOracle applies the v1.37 StatefulSet scale-down rules (SPEC §4.2,
+// stsOracle applies the v1.37 StatefulSet scale-down rules (the StatefulSet controller,
 // minReadySeconds 0) to the snapshot, assuming each deleted pod disappears
 // before the next sync (the runner force-deletes it).
 func stsOracle(ctx context.Context, r *scenarioRun) *oracleResult {

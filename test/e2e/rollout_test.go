@@ -377,7 +377,7 @@ func rolloutScenarios() []*scenario {
 		return sc
 	}
 	return []*scenario{
-		// SPEC §3.5: maxSurge 2, maxUnavailable 1, 10 replicas mid-rollout
+		// rolling.go, after the scale: maxSurge 2, maxUnavailable 1, 10 replicas mid-rollout
 		// at old/new 9/3 with the new pods not ready; scale to 3. The
 		// split gives 4/1 (9*5/12 -> 4, 3*5/12 -> 1); the rollout then
 		// shrinks the old ReplicaSet to 2 (2 more deletions, more than

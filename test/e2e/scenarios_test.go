@@ -16,11 +16,11 @@ const day = 24 * time.Hour
 // namedScenarios are hand-built cases. Pod indexes refer to the initial
 // pods sorted by name (StatefulSets: by ordinal); because names are random,
 // the expectations only rely on the states, never on names. Buckets are the
-// log2 ready-age buckets of SPEC §1.6.
+// log2 ready-age buckets of ActivePodsWithRanks.Less.
 func namedScenarios() []*scenario {
 	return []*scenario{
 		{
-			// SPEC §1.6 R5 then R6: the crowded node first, then the most
+			// ActivePodsWithRanks.Less R5 then R6: the crowded node first, then the most
 			// recently ready (30d: bucket 51; 90d: 52; 150d: 53).
 			name: "deployment-5to3-two-nodes", kind: kindDeployment, replicas: 5, target: 3,
 			states: []podState{
@@ -33,7 +33,7 @@ func namedScenarios() []*scenario {
 			// Two ReplicaSets: the template changes while the new pods are
 			// not ready, then the Deployment is scaled in. Both the
 			// proportional scale() step and the follow-up rolling-update
-			// syncs delete pods (SPEC §3.2, §3.5).
+			// syncs delete pods (scale() and rolling.go).
 			name: "deployment-mid-rollout", kind: kindDeployment, replicas: 6, target: 3,
 			maxSurge: ptrTo(intstr.FromInt32(2)), maxUnavailable: ptrTo(intstr.FromInt32(1)),
 			states: []podState{

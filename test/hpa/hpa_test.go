@@ -346,14 +346,14 @@ func generate(rng *rand.Rand, ns string, now time.Time) *scenario {
 			}},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &metav1.Time{Time: started}},
 		}
-		switch r := rng.IntN(30); {
-		case r == 0:
+		switch rng.IntN(30) {
+		case 0:
 			p.Status.Phase = corev1.PodPending
-		case r == 1:
+		case 1:
 			p.Status.Phase = corev1.PodFailed
-		case r == 2:
+		case 2:
 			p.DeletionTimestamp = &metav1.Time{Time: now}
-		case r == 3:
+		case 3:
 			p.Status.Phase = corev1.PodSucceeded
 		}
 		ready, transition := corev1.ConditionTrue, started.Add(20*time.Second)
