@@ -242,60 +242,15 @@ func averaged(in Input, avg, target int64, tol tolerances) (interval, error) {
 // proposal computes one metric's replica count from its status.
 func proposal(in Input, spec autoscalingv2.MetricSpec, st *autoscalingv2.MetricStatus, tol tolerances) (Metric, interval, error) {
 	m := Metric{Name: metricName(spec)}
-	missing := func() (Metric, interval, error) {
-		return m, interval{}, fmt.Errorf("no current value for %s in the status", m.Name)
-	}
 	switch spec.Type {
 	case autoscalingv2.ResourceMetricSourceType, autoscalingv2.ContainerResourceMetricSourceType:
-		var target autoscalingv2.MetricTarget
-		var name corev1.ResourceName
-		var cur *autoscalingv2.MetricValueStatus
-		if spec.Type == autoscalingv2.ResourceMetricSourceType {
-			if spec.Resource == nil {
-				return missing()
-			}
-			target, name = spec.Resource.Target, spec.Resource.Name
-			if st != nil && st.Resource != nil {
-				cur = &st.Resource.Current
-			}
-		} else {
-			if spec.ContainerResource == nil {
-				return missing()
-			}
-			target, name = spec.ContainerResource.Target, spec.ContainerResource.Name
-			if st != nil && st.ContainerResource != nil {
-				cur = &st.ContainerResource.Current
-			}
-		}
-		g := group(in.Pods, name == corev1.ResourceCPU, in)
-		switch {
-		case target.AverageValue != nil:
-			if cur == nil || cur.AverageValue == nil {
-				return missing()
-			}
-			usage, t := cur.AverageValue.MilliValue(), target.AverageValue.MilliValue()
-			m.Current, m.Target = cur.AverageValue.String(), target.AverageValue.String()
-			m.Ratio = float64(usage) / float64(t)
-			v, note, err := perPod(in, m.Ratio, g, tol)
-			m.Note = note
-			return m, v, err
-		case target.AverageUtilization != nil:
-			if cur == nil || cur.AverageUtilization == nil {
-				return missing()
-			}
-			m.Current, m.Target = fmt.Sprintf("%d%%", *cur.AverageUtilization), fmt.Sprintf("%d%%", *target.AverageUtilization)
-			m.Ratio = float64(*cur.AverageUtilization) / float64(*target.AverageUtilization)
-			v, note, err := perPod(in, m.Ratio, g, tol)
-			m.Note = note
-			return m, v, err
-		}
-		return m, interval{}, fmt.Errorf("%s has neither an average value nor an average utilization target", m.Name)
+		return resourceProposal(in, spec, st, tol, m)
 	case autoscalingv2.PodsMetricSourceType:
 		if spec.Pods == nil || spec.Pods.Target.AverageValue == nil {
 			return m, interval{}, fmt.Errorf("%s has no average value target", m.Name)
 		}
 		if st == nil || st.Pods == nil || st.Pods.Current.AverageValue == nil {
-			return missing()
+			return missingValue(m)
 		}
 		usage, t := st.Pods.Current.AverageValue.MilliValue(), spec.Pods.Target.AverageValue.MilliValue()
 		m.Current, m.Target = st.Pods.Current.AverageValue.String(), spec.Pods.Target.AverageValue.String()
@@ -304,55 +259,105 @@ func proposal(in Input, spec autoscalingv2.MetricSpec, st *autoscalingv2.MetricS
 		m.Note = note
 		return m, v, err
 	case autoscalingv2.ObjectMetricSourceType, autoscalingv2.ExternalMetricSourceType:
-		var target autoscalingv2.MetricTarget
-		var cur *autoscalingv2.MetricValueStatus
-		if spec.Type == autoscalingv2.ObjectMetricSourceType {
-			if spec.Object == nil {
-				return missing()
-			}
-			target = spec.Object.Target
-			if st != nil && st.Object != nil {
-				cur = &st.Object.Current
-			}
-		} else {
-			if spec.External == nil {
-				return missing()
-			}
-			target = spec.External.Target
-			if st != nil && st.External != nil {
-				cur = &st.External.Current
-			}
-		}
-		// Object checks Value first, External AverageValue first.
-		useValue := target.Value != nil && (spec.Type == autoscalingv2.ObjectMetricSourceType && target.Type == autoscalingv2.ValueMetricType ||
-			spec.Type == autoscalingv2.ExternalMetricSourceType && target.AverageValue == nil)
-		useAverage := target.AverageValue != nil && !useValue &&
-			(spec.Type == autoscalingv2.ExternalMetricSourceType || target.Type == autoscalingv2.AverageValueMetricType)
-		switch {
-		case useValue:
-			if cur == nil || cur.Value == nil {
-				return missing()
-			}
-			m.Current, m.Target = cur.Value.String(), target.Value.String()
-			m.Ratio = float64(cur.Value.MilliValue()) / float64(target.Value.MilliValue())
-			v, err := whole(in, m.Ratio, tol)
-			return m, v, err
-		case useAverage:
-			if cur == nil || cur.AverageValue == nil {
-				return missing()
-			}
-			m.Current, m.Target = cur.AverageValue.String()+" per replica", target.AverageValue.String()+" per replica"
-			avg, t := cur.AverageValue.MilliValue(), target.AverageValue.MilliValue()
-			m.Ratio = float64(avg) / float64(t)
-			v, err := averaged(in, avg, t, tol)
-			if err == nil && v.lo != v.hi {
-				m.Note = "the status rounds the total up to a per-replica average; totals that round alike give different counts"
-			}
-			return m, v, err
-		}
-		return m, interval{}, fmt.Errorf("%s has neither a value nor an average value target", m.Name)
+		return objectProposal(in, spec, st, tol, m)
 	}
 	return m, interval{}, fmt.Errorf("unknown metric type %q", spec.Type)
+}
+
+func missingValue(m Metric) (Metric, interval, error) {
+	return m, interval{}, fmt.Errorf("no current value for %s in the status", m.Name)
+}
+
+// resourceProposal covers Resource and ContainerResource metrics: the
+// controller averages per-pod usage over the pods it counts.
+func resourceProposal(in Input, spec autoscalingv2.MetricSpec, st *autoscalingv2.MetricStatus, tol tolerances, m Metric) (Metric, interval, error) {
+	var target autoscalingv2.MetricTarget
+	var name corev1.ResourceName
+	var cur *autoscalingv2.MetricValueStatus
+	switch {
+	case spec.Type == autoscalingv2.ResourceMetricSourceType && spec.Resource != nil:
+		target, name = spec.Resource.Target, spec.Resource.Name
+		if st != nil && st.Resource != nil {
+			cur = &st.Resource.Current
+		}
+	case spec.Type == autoscalingv2.ContainerResourceMetricSourceType && spec.ContainerResource != nil:
+		target, name = spec.ContainerResource.Target, spec.ContainerResource.Name
+		if st != nil && st.ContainerResource != nil {
+			cur = &st.ContainerResource.Current
+		}
+	default:
+		return missingValue(m)
+	}
+	g := group(in.Pods, name == corev1.ResourceCPU, in)
+	switch {
+	case target.AverageValue != nil:
+		if cur == nil || cur.AverageValue == nil {
+			return missingValue(m)
+		}
+		usage, t := cur.AverageValue.MilliValue(), target.AverageValue.MilliValue()
+		m.Current, m.Target = cur.AverageValue.String(), target.AverageValue.String()
+		m.Ratio = float64(usage) / float64(t)
+	case target.AverageUtilization != nil:
+		if cur == nil || cur.AverageUtilization == nil {
+			return missingValue(m)
+		}
+		m.Current, m.Target = fmt.Sprintf("%d%%", *cur.AverageUtilization), fmt.Sprintf("%d%%", *target.AverageUtilization)
+		m.Ratio = float64(*cur.AverageUtilization) / float64(*target.AverageUtilization)
+	default:
+		return m, interval{}, fmt.Errorf("%s has neither an average value nor an average utilization target", m.Name)
+	}
+	v, note, err := perPod(in, m.Ratio, g, tol)
+	m.Note = note
+	return m, v, err
+}
+
+// objectProposal covers Object and External metrics: one value for the
+// whole target, or an average per replica.
+func objectProposal(in Input, spec autoscalingv2.MetricSpec, st *autoscalingv2.MetricStatus, tol tolerances, m Metric) (Metric, interval, error) {
+	var target autoscalingv2.MetricTarget
+	var cur *autoscalingv2.MetricValueStatus
+	switch {
+	case spec.Type == autoscalingv2.ObjectMetricSourceType && spec.Object != nil:
+		target = spec.Object.Target
+		if st != nil && st.Object != nil {
+			cur = &st.Object.Current
+		}
+	case spec.Type == autoscalingv2.ExternalMetricSourceType && spec.External != nil:
+		target = spec.External.Target
+		if st != nil && st.External != nil {
+			cur = &st.External.Current
+		}
+	default:
+		return missingValue(m)
+	}
+	// Object checks Value first, External AverageValue first.
+	useValue := target.Value != nil && (spec.Type == autoscalingv2.ObjectMetricSourceType && target.Type == autoscalingv2.ValueMetricType ||
+		spec.Type == autoscalingv2.ExternalMetricSourceType && target.AverageValue == nil)
+	useAverage := target.AverageValue != nil && !useValue &&
+		(spec.Type == autoscalingv2.ExternalMetricSourceType || target.Type == autoscalingv2.AverageValueMetricType)
+	switch {
+	case useValue:
+		if cur == nil || cur.Value == nil {
+			return missingValue(m)
+		}
+		m.Current, m.Target = cur.Value.String(), target.Value.String()
+		m.Ratio = float64(cur.Value.MilliValue()) / float64(target.Value.MilliValue())
+		v, err := whole(in, m.Ratio, tol)
+		return m, v, err
+	case useAverage:
+		if cur == nil || cur.AverageValue == nil {
+			return missingValue(m)
+		}
+		m.Current, m.Target = cur.AverageValue.String()+" per replica", target.AverageValue.String()+" per replica"
+		avg, t := cur.AverageValue.MilliValue(), target.AverageValue.MilliValue()
+		m.Ratio = float64(avg) / float64(t)
+		v, err := averaged(in, avg, t, tol)
+		if err == nil && v.lo != v.hi {
+			m.Note = "the status rounds the total up to a per-replica average; totals that round alike give different counts"
+		}
+		return m, v, err
+	}
+	return m, interval{}, fmt.Errorf("%s has neither a value nor an average value target", m.Name)
 }
 
 func metricName(s autoscalingv2.MetricSpec) string {

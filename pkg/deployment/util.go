@@ -1,6 +1,7 @@
 package deployment
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -240,43 +241,27 @@ func olderFirst(a, b *ReplicaSet) int {
 	ta, tb := created(a), created(b)
 	switch {
 	case ta.Equal(tb):
-		return compareNames(a.Name, b.Name)
+		return cmp.Compare(a.Name, b.Name)
 	case ta.Before(tb):
 		return -1
 	}
 	return 1
 }
 
-func compareNames(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // bySizeOlder is controller.ReplicaSetsBySizeOlder (scale-down order).
 func bySizeOlder(a, b *ReplicaSet) int {
-	if a.Replicas == b.Replicas {
-		return olderFirst(a, b)
+	if c := cmp.Compare(b.Replicas, a.Replicas); c != 0 {
+		return c
 	}
-	if a.Replicas > b.Replicas {
-		return -1
-	}
-	return 1
+	return olderFirst(a, b)
 }
 
 // bySizeNewer is controller.ReplicaSetsBySizeNewer (scale-up order).
 func bySizeNewer(a, b *ReplicaSet) int {
-	if a.Replicas == b.Replicas {
-		return olderFirst(b, a)
+	if c := cmp.Compare(b.Replicas, a.Replicas); c != 0 {
+		return c
 	}
-	if a.Replicas > b.Replicas {
-		return -1
-	}
-	return 1
+	return olderFirst(b, a)
 }
 
 // The comparators are total orders (names are unique), so any sort gives
