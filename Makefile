@@ -50,19 +50,21 @@ conformance-long:
 
 conformance: conformance-long
 
-# The real ReplicaSet and Deployment controllers in-process on a strict fake
-# API, seeded random mid-rollout scale-ins each repeated 50 times, compared
-# with the plugin (docs/deployments.md). The long suite runs 1,000 scenarios.
+# The real controllers in-process, compared with the plugin: ReplicaSet and
+# Deployment on a strict fake API, seeded random mid-rollout scale-ins each
+# repeated 50 times (docs/deployments.md; the long suite runs 1,000
+# scenarios), and the HorizontalPodAutoscaler's recommendation on seeded
+# random autoscalers (docs/autoscaler.md; 300 short, 2,000 long).
 inprocess:
-	cd test && $(GO) test -count=1 -v -short -timeout 20m ./inprocess/
+	cd test && $(GO) test -count=1 -v -short -timeout 20m ./inprocess/ ./hpa/
 
 inprocess-long:
-	cd test && $(GO) test -count=1 -v -timeout 3h ./inprocess/
+	cd test && $(GO) test -count=1 -v -timeout 3h ./inprocess/ ./hpa/
 
 # Starts etcd, kube-apiserver and kube-controller-manager (built from the Go
 # module proxy) on loopback and compares predictions with real scale-ins.
 e2e:
-	cd test && E2E_REQUIRE_PLUGIN=1 $(GO) test -count=1 -v -timeout 80m ./e2e/
+	cd test && E2E_REQUIRE_PLUGIN=1 E2E_HPA=1 $(GO) test -count=1 -v -timeout 80m ./e2e/
 
 e2e-short:
 	cd test && $(GO) test -count=1 -v -short -timeout 40m ./e2e/
