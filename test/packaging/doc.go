@@ -2,7 +2,8 @@
 // the goreleaser archives, the krew manifests (plugin.yaml, .krew.yaml) and
 // the plugin installed the way krew installs it, run through kubectl's
 // plugin mechanism (help, --version, shell completion via
-// kubectl_complete-scale_preview).
+// the completion script kubectl_complete-scale_preview, shipped in each
+// archive beside the plugin binary; .cmd on Windows).
 //
 // Run it with `make packaging-test` (it builds the archives with
 // `make release-snapshot` first) or `make packaging-check` (this machine's

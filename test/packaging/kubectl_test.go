@@ -128,9 +128,11 @@ func kubectlMinor(kc string) (int, error) {
 	return strconv.Atoi(m)
 }
 
-// kubectlEnv runs kubectl with only the krew bin dir on PATH and a
-// kubeconfig whose server refuses connections at once: the tests never
-// reach a real cluster.
+// kubectlEnv runs kubectl with the krew bin dir on PATH, then a directory
+// holding only the kubectl under test (the completion script runs
+// `kubectl scale-preview __complete`: it must find this kubectl, and no
+// other), and a kubeconfig whose server refuses connections at once: the
+// tests never reach a real cluster.
 type kubectlEnv struct {
 	kubectl string
 	env     []string
@@ -169,8 +171,24 @@ users:
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "PATH="+inst.binDir, "HOME="+home, "KUBECONFIG="+kubeconfig, "KREW_ROOT="+inst.root)
-	return &kubectlEnv{kubectl: kubectl, env: env}
+	abs, err := filepath.Abs(kubectl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectlDir := filepath.Join(home, "kubectl-bin")
+	exe := ""
+	if runtime.GOOS == "windows" {
+		exe = ".exe"
+	}
+	if err := os.MkdirAll(kubectlDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(abs, filepath.Join(kubectlDir, "kubectl"+exe)); err != nil {
+		t.Fatal(err)
+	}
+	path := strings.Join([]string{inst.binDir, kubectlDir}, string(os.PathListSeparator))
+	env = append(env, "PATH="+path, "HOME="+home, "KUBECONFIG="+kubeconfig, "KREW_ROOT="+inst.root)
+	return &kubectlEnv{kubectl: abs, env: env}
 }
 
 type runResult struct {
@@ -258,9 +276,11 @@ var resourceTypes = map[string][]string{
 //     stamped version, and the output contains the short commit;
 //   - `kubectl scale-preview --version -o json` prints one JSON object with
 //     version, commit, goVersion, platform and kubernetesRules;
-//   - completion (cobra's __complete protocol), through kubectl and through
-//     kubectl_complete-scale_preview: resource types for the first argument,
-//     json/yaml/wide for -o/--output, --replicas among the flags.
+//   - completion (cobra's __complete protocol), through kubectl (which runs
+//     the script kubectl_complete-scale_preview from PATH), through that
+//     installed script directly (it runs kubectl scale-preview __complete)
+//     and through the plugin's own __complete: resource types for the first
+//     argument, json/yaml/wide for -o/--output, --replicas among the flags.
 func runThroughKubectl(t *testing.T, kubectl string, inst *installation, dist *distInfo) {
 	k := newKubectlEnv(t, kubectl, inst)
 	minor, _ := kubectlMinor(kubectl)
@@ -337,8 +357,9 @@ func runThroughKubectl(t *testing.T, kubectl string, inst *installation, dist *d
 	})
 
 	// complete runs one completion request three ways: through kubectl
-	// (kubectl __complete scale-preview ...), through the completion
-	// helper kubectl runs, and through the plugin's own __complete.
+	// (kubectl __complete scale-preview ...), through the installed
+	// completion script kubectl runs, and through the plugin's own
+	// __complete.
 	type way struct {
 		name string
 		run  func(args ...string) runResult

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"text/template"
@@ -100,6 +101,7 @@ func checkPlatformShape(p *Plugin) error {
 		if oa.OS == "windows" {
 			ext, exe = "zip", ".exe"
 		}
+		script := completionScript(oa.OS)
 		wantURI := fmt.Sprintf("%s/releases/download/%s/kubectl-scale_preview_%s_%s_%s.%s",
 			repoURL, p.Spec.Version, p.Spec.Version, oa.OS, oa.Arch, ext)
 		if pl.URI != wantURI {
@@ -108,7 +110,7 @@ func checkPlatformShape(p *Plugin) error {
 		if pl.Bin != pluginBin+exe {
 			errs = append(errs, fmt.Sprintf("platforms[%d]: bin %q, want %q", i, pl.Bin, pluginBin+exe))
 		}
-		want := []FileOperation{{pluginBin + exe, "."}, {completionBin + exe, "."}, {"LICENSE", "."}}
+		want := []FileOperation{{pluginBin + exe, "."}, {script, "."}, {"LICENSE", "."}}
 		if !reflect.DeepEqual(pl.Files, want) {
 			errs = append(errs, fmt.Sprintf("platforms[%d]: files %v, want %v", i, pl.Files, want))
 		}
@@ -232,14 +234,17 @@ type goreleaserConfig struct {
 		Main    string   `json:"main"`
 		Binary  string   `json:"binary"`
 		Env     []string `json:"env"`
+		Flags   []string `json:"flags"`
 		Goos    []string `json:"goos"`
 		Goarch  []string `json:"goarch"`
 		Ldflags []string `json:"ldflags"`
 	} `json:"builds"`
 	Archives []struct {
+		ID              string   `json:"id"`
 		IDs             []string `json:"ids"`
 		Formats         []string `json:"formats"`
 		NameTemplate    string   `json:"name_template"`
+		WrapInDirectory any      `json:"wrap_in_directory"`
 		Files           []any    `json:"files"`
 		FormatOverrides []struct {
 			Goos    string   `json:"goos"`
@@ -267,17 +272,22 @@ func TestGoreleaserConfig(t *testing.T) {
 	if c.Version != 2 {
 		t.Errorf("version: %d, want 2 (goreleaser v2 schema)", c.Version)
 	}
-	wantBuilds := map[string]string{
-		pluginBin:     "./cmd/kubectl-scale_preview",
-		completionBin: "./cmd/kubectl_complete-scale_preview",
+	// One build: the plugin. The completion helper is a script shipped as
+	// an archive file, not a second binary.
+	if len(c.Builds) != 1 {
+		t.Errorf("%d builds, want one (the plugin %s; the completion helper is a script, not a build)", len(c.Builds), pluginBin)
 	}
+	var built bool
 	for _, b := range c.Builds {
-		main, ok := wantBuilds[b.Binary]
-		if !ok {
-			t.Errorf("unexpected build of %q", b.Binary)
+		if b.Binary != pluginBin {
+			t.Errorf("unexpected build of %q (id %q)", b.Binary, b.ID)
 			continue
 		}
-		delete(wantBuilds, b.Binary)
+		built = true
+		const main = "./cmd/kubectl-scale_preview"
+		if b.ID != pluginBin {
+			t.Errorf("build %s: id %q, want %q (the archive selects it by id)", b.Binary, b.ID, pluginBin)
+		}
 		if b.Main != main {
 			t.Errorf("build %s: main %q, want %q", b.Binary, b.Main, main)
 		}
@@ -287,7 +297,13 @@ func TestGoreleaserConfig(t *testing.T) {
 		if !reflect.DeepEqual(b.Goos, []string{"linux", "darwin", "windows"}) || !reflect.DeepEqual(b.Goarch, []string{"amd64", "arm64"}) {
 			t.Errorf("build %s: goos %v goarch %v, want linux/darwin/windows x amd64/arm64", b.Binary, b.Goos, b.Goarch)
 		}
+		if !contains(b.Flags, "-trimpath") {
+			t.Errorf("build %s: flags %v lack -trimpath", b.Binary, b.Flags)
+		}
 		ld := strings.Join(b.Ldflags, " ")
+		if !slices.Contains(strings.Fields(ld), "-s") || !slices.Contains(strings.Fields(ld), "-w") {
+			t.Errorf("build %s: ldflags %q lack -s -w (strip the symbol table and DWARF)", b.Binary, ld)
+		}
 		for _, want := range []string{
 			"-X github.com/scale-preview/scale-preview/pkg/version.Version={{.Version}}",
 			"-X github.com/scale-preview/scale-preview/pkg/version.Commit={{.ShortCommit}}",
@@ -300,8 +316,12 @@ func TestGoreleaserConfig(t *testing.T) {
 			t.Errorf("build %s: %v", b.Binary, err)
 		}
 	}
-	for bin := range wantBuilds {
-		t.Errorf("no build of %s", bin)
+	if !built {
+		t.Errorf("no build of %s", pluginBin)
+	}
+	// The old second binary must not come back.
+	if _, err := os.Stat(filepath.Join(root, "cmd", completionBin, "main.go")); err == nil {
+		t.Errorf("cmd/%s/main.go exists: the completion helper is the shipped script, not a Go program", completionBin)
 	}
 	if len(c.Archives) != 1 {
 		t.Fatalf("want one archive definition, have %d", len(c.Archives))
@@ -314,17 +334,98 @@ func TestGoreleaserConfig(t *testing.T) {
 		a.FormatOverrides[0].Goos != "windows" || !reflect.DeepEqual(a.FormatOverrides[0].Formats, []string{"zip"}) {
 		t.Errorf("archive formats %v / overrides %+v, want tar.gz and zip on windows", a.Formats, a.FormatOverrides)
 	}
-	if len(a.IDs) != 2 || !contains(a.IDs, pluginBin) || !contains(a.IDs, completionBin) {
-		t.Errorf("archive ids %v, want both builds", a.IDs)
+	if !reflect.DeepEqual(a.IDs, []string{pluginBin}) {
+		t.Errorf("archive ids %v, want [%s] (the one build)", a.IDs, pluginBin)
 	}
-	if len(a.Files) != 1 || a.Files[0] != "LICENSE" {
-		t.Errorf("archive files %v, want [LICENSE]", a.Files)
+	if a.WrapInDirectory != false {
+		t.Errorf("archive wrap_in_directory %v, want false (the manifests' files.from are at the archive's root)", a.WrapInDirectory)
 	}
+	// files: LICENSE, and the completion script at the archive's root,
+	// executable, the .cmd on Windows.
+	wantScript := map[string]any{
+		"src":          `cmd/` + completionBin + `/` + completionBin + `{{ if eq .Os "windows" }}.cmd{{ end }}`,
+		"strip_parent": true,
+		"info":         map[string]any{"mode": float64(0o755)},
+	}
+	if len(a.Files) != 2 || a.Files[0] != "LICENSE" || !reflect.DeepEqual(a.Files[1], wantScript) {
+		t.Errorf("archive files %v, want [LICENSE %v]", a.Files, wantScript)
+	}
+	if m, ok := a.Files[len(a.Files)-1].(map[string]any); ok {
+		if src, ok := m["src"].(string); ok {
+			for _, goos := range []string{"linux", "darwin", "windows"} {
+				got, err := renderOs(src, goos)
+				if err != nil {
+					t.Errorf("archive files src %q: %v", src, err)
+					break
+				}
+				if want := "cmd/" + completionBin + "/" + completionScript(goos); got != want {
+					t.Errorf("archive files src renders to %q on %s, want %q", got, goos, want)
+				}
+			}
+		}
+	}
+	checkCompletionScripts(t, root)
 	if c.Checksum.NameTemplate != "checksums.txt" {
 		t.Errorf("checksum name_template %q, want checksums.txt", c.Checksum.NameTemplate)
 	}
 	if _, err := os.Stat(filepath.Join(root, "LICENSE")); err != nil {
 		t.Error(err)
+	}
+}
+
+// completionScript is the completion helper's file name on an OS: the
+// shell script, or the batch file on Windows (PATHEXT finds .cmd).
+func completionScript(goos string) string {
+	if goos == "windows" {
+		return completionBin + ".cmd"
+	}
+	return completionBin
+}
+
+// renderOs renders a goreleaser template that uses only .Os.
+func renderOs(tmpl, goos string) (string, error) {
+	tp, err := template.New("src").Parse(tmpl)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if err := tp.Execute(&b, struct{ Os string }{goos}); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// checkCompletionScripts checks the committed completion scripts: both
+// forward every word to the plugin's own __complete through kubectl.
+func checkCompletionScripts(t *testing.T, root string) {
+	t.Helper()
+	dir := filepath.Join(root, "cmd", completionBin)
+	sh, err := os.ReadFile(filepath.Join(dir, completionScript("linux")))
+	if err != nil {
+		t.Error(err)
+	} else {
+		lines := strings.Split(strings.TrimSpace(string(sh)), "\n")
+		if !strings.HasPrefix(string(sh), "#!/bin/sh\n") {
+			t.Errorf("%s does not start with #!/bin/sh", completionScript("linux"))
+		}
+		if last := lines[len(lines)-1]; last != `exec kubectl scale-preview __complete "$@"` {
+			t.Errorf("%s ends with %q, want exec kubectl scale-preview __complete \"$@\"", completionScript("linux"), last)
+		}
+		if fi, err := os.Stat(filepath.Join(dir, completionScript("linux"))); err == nil && runtime.GOOS != "windows" && fi.Mode()&0o111 == 0 {
+			t.Errorf("%s is not executable in the work tree (mode %v)", completionScript("linux"), fi.Mode())
+		}
+	}
+	cmd, err := os.ReadFile(filepath.Join(dir, completionScript("windows")))
+	if err != nil {
+		t.Error(err)
+	} else {
+		lines := strings.Split(strings.TrimSpace(strings.ReplaceAll(string(cmd), "\r\n", "\n")), "\n")
+		if !strings.EqualFold(lines[0], "@echo off") {
+			t.Errorf("%s does not start with @echo off", completionScript("windows"))
+		}
+		if last := lines[len(lines)-1]; last != "kubectl scale-preview __complete %*" {
+			t.Errorf("%s ends with %q, want kubectl scale-preview __complete %%*", completionScript("windows"), last)
+		}
 	}
 }
 

@@ -6,6 +6,10 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"debug/buildinfo"
+	"debug/elf"
+	"debug/macho"
+	"debug/pe"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +19,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -312,7 +317,8 @@ func TestPackaging(t *testing.T) {
 		if oa.OS == "windows" {
 			exe = ".exe"
 		}
-		for _, must := range []string{pl.Bin, completionBin + exe, "LICENSE"} {
+		script := completionScript(oa.OS)
+		for _, must := range []string{pl.Bin, script, "LICENSE"} {
 			src, ok := moves[must]
 			if !ok {
 				t.Errorf("%s/%s: %s is not installed (installed: %v)", oa.OS, oa.Arch, must, keys(moves))
@@ -322,6 +328,12 @@ func TestPackaging(t *testing.T) {
 				t.Errorf("%s/%s: %s is not executable in the archive (mode %v)", oa.OS, oa.Arch, src, entries[src])
 			}
 		}
+		// Exactly the plugin, the completion script and LICENSE: no
+		// second binary, no other OS's script.
+		if got, want := names(entries), sortedCopy(pluginBin+exe, script, "LICENSE"); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s/%s: archive holds %v, want %v", oa.OS, oa.Arch, got, want)
+		}
+		checkArchiveContents(t, root, dist, oa, file, pluginBin+exe, script)
 	}
 	if t.Failed() {
 		t.FailNow()
@@ -338,6 +350,131 @@ func TestPackaging(t *testing.T) {
 		kc := findKubectl(t, root)
 		runThroughKubectl(t, kc, inst, dist)
 	})
+}
+
+func sortedCopy(s ...string) []string {
+	out := slices.Clone(s)
+	sort.Strings(out)
+	return out
+}
+
+// checkArchiveContents checks one archive's files against the build
+// config: the completion script is the committed one, byte for byte, and
+// the plugin binary is built for the archive's platform without cgo,
+// with -trimpath, -s -w and the version/commit stamps.
+func checkArchiveContents(t *testing.T, root string, dist *distInfo, oa osArch, file, bin, script string) {
+	t.Helper()
+	wantScript, err := os.ReadFile(filepath.Join(root, "cmd", completionBin, script))
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	err = walkArchive(file, func(name string, _ os.FileMode, r io.Reader) error {
+		switch name {
+		case script:
+			got, err := io.ReadAll(r)
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(got, wantScript) {
+				t.Errorf("%s/%s: %s in the archive differs from cmd/%s/%s:\n%s", oa.OS, oa.Arch, script, completionBin, script, got)
+			}
+		case bin:
+			data, err := io.ReadAll(r)
+			if err != nil {
+				return err
+			}
+			if err := checkBinary(data, oa, dist); err != nil {
+				t.Errorf("%s/%s: %s: %v", oa.OS, oa.Arch, bin, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("%s/%s: %v", oa.OS, oa.Arch, err)
+	}
+}
+
+// checkBinary reads the Go build information of a plugin binary.
+func checkBinary(data []byte, oa osArch, dist *distInfo) error {
+	bi, err := buildinfo.Read(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("no Go build information: %w", err)
+	}
+	var errs []error
+	set := map[string]string{}
+	for _, s := range bi.Settings {
+		set[s.Key] = s.Value
+	}
+	if bi.Path != "github.com/scale-preview/scale-preview/cmd/kubectl-scale_preview" {
+		errs = append(errs, fmt.Errorf("built from %q, want ./cmd/kubectl-scale_preview", bi.Path))
+	}
+	for k, want := range map[string]string{"GOOS": oa.OS, "GOARCH": oa.Arch, "CGO_ENABLED": "0", "-trimpath": "true"} {
+		if set[k] != want {
+			errs = append(errs, fmt.Errorf("build setting %s=%q, want %q", k, set[k], want))
+		}
+	}
+	// go records no -ldflags in the build information of a -trimpath
+	// build: check their effects instead. -X: the stamped version is in
+	// the binary; -s -w: no symbol table, no DWARF.
+	if !bytes.Contains(data, []byte(dist.version)) {
+		errs = append(errs, fmt.Errorf("the version %q is not stamped in (-X ...pkg/version.Version)", dist.version))
+	}
+	if err := checkStripped(data, oa.OS); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// checkStripped: a binary linked with -s -w has no DWARF and no symbol
+// table (on macOS only the dynamic imports are left, no Go symbols).
+func checkStripped(data []byte, goos string) error {
+	r := bytes.NewReader(data)
+	switch goos {
+	case "linux":
+		f, err := elf.NewFile(r)
+		if err != nil {
+			return err
+		}
+		for _, sec := range []string{".symtab", ".debug_info"} {
+			if f.Section(sec) != nil {
+				return fmt.Errorf("has a %s section: not linked with -s -w", sec)
+			}
+		}
+	case "darwin":
+		f, err := macho.NewFile(r)
+		if err != nil {
+			return err
+		}
+		for _, sec := range f.Sections {
+			if sec.Seg == "__DWARF" {
+				return fmt.Errorf("has DWARF (%s): not linked with -w", sec.Name)
+			}
+		}
+		if f.Symtab != nil {
+			for _, sym := range f.Symtab.Syms {
+				if sym.Name == "_main.main" || sym.Name == "main.main" {
+					return fmt.Errorf("has the symbol %s: not linked with -s", sym.Name)
+				}
+			}
+		}
+	case "windows":
+		f, err := pe.NewFile(r)
+		if err != nil {
+			return err
+		}
+		if f.FileHeader.NumberOfSymbols != 0 {
+			return fmt.Errorf("has %d COFF symbols: not linked with -s", f.FileHeader.NumberOfSymbols)
+		}
+		for _, sec := range f.Sections {
+			if strings.HasPrefix(sec.Name, ".debug_") || strings.HasPrefix(sec.Name, ".zdebug_") {
+				return fmt.Errorf("has DWARF (%s): not linked with -w", sec.Name)
+			}
+		}
+	default:
+		return fmt.Errorf("unexpected OS %s", goos)
+	}
+	return nil
 }
 
 func manifestFromPluginYAML(t *testing.T, root string, dist *distInfo) *Plugin {
@@ -505,14 +642,14 @@ type installation struct {
 	binDir  string // KREW_ROOT/bin: what goes on PATH
 	pkgDir  string // KREW_ROOT/store/<name>/<version>
 	plugin  string // binDir/kubectl-scale_preview
-	complet string // binDir/kubectl_complete-scale_preview
+	complet string // binDir/kubectl_complete-scale_preview (.cmd on Windows)
 }
 
 // krewInstall does what `kubectl krew install` does with a platform:
 // fetch the archive (here: from dist/, by the uri's file name), check its
 // sha256, unpack it, apply the file operations into
 // store/<name>/<version>, and link bin as bin/kubectl-<name with _>.
-// krew links only bin; the completion helper is linked beside it the way
+// krew links only bin; the completion script is linked beside it the way
 // the manifest's caveats tell users to.
 func krewInstall(t *testing.T, p *Plugin, pl Platform, distDir string) *installation {
 	t.Helper()
@@ -582,7 +719,8 @@ func krewInstall(t *testing.T, p *Plugin, pl Platform, distDir string) *installa
 		t.Fatalf("krew would link the plugin as %s, want %s", linkName, pluginBin)
 	}
 	inst.plugin = link(pl.Bin, linkName)
-	inst.complet = link(completionBin, completionBin)
+	script := completionScript(runtime.GOOS)
+	inst.complet = link(script, script)
 	t.Logf("installed like krew into %s (files: %v)", pkgDir, keys(moves))
 	return inst
 }
