@@ -76,7 +76,8 @@ func fitWhy(t *grid, pods []prediction.Pod, w *why, width int) {
 	}
 	for i, r := range t.rows {
 		if utf8.RuneCountInString(r[last]) > width-used {
-			t.rows[i][last] = w.toLegend(pods[i], r[last])
+			_, label := w.explain(pods[i])
+			t.rows[i][last] = w.legend(pods[i], r[last], label)
 		}
 	}
 }

@@ -34,14 +34,12 @@ func (w *why) cell(pod prediction.Pod) string {
 	if !w.compact || label == "" {
 		return text
 	}
-	w.notes = append(w.notes, fmt.Sprintf("[%d] %s: %s", len(w.notes)+1, pod.Name, text))
-	return fmt.Sprintf("%s [%d]", label, len(w.notes))
+	return w.legend(pod, text, label)
 }
 
-// toLegend puts a row's WHY text in the legend and returns the row's
-// short form.
-func (w *why) toLegend(pod prediction.Pod, text string) string {
-	_, label := w.explain(pod)
+// legend puts a row's WHY text in the numbered legend and returns the
+// row's short form: the label and the note's number.
+func (w *why) legend(pod prediction.Pod, text, label string) string {
 	if label == "" {
 		label = "note"
 	}
