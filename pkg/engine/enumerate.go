@@ -18,9 +18,30 @@ const maxStates = 1 << 15
 // are per position in universe; total is len(universe)!. ok is false when
 // the universe is too large or the states too many.
 func enumerate(c *Comparator, keys []key, universe []int, cut int) (counts []int64, total int64, ok bool) {
+	layer, ok := arrangements(c, keys, universe)
+	if !ok {
+		return nil, 0, false
+	}
+	counts = make([]int64, len(universe))
+	for s, w := range layer {
+		for i := 0; i < cut && i < len(universe); i++ {
+			counts[arrangedAt(s, i)] += w
+		}
+		total += w
+	}
+	return counts, total, true
+}
+
+// arrangedAt is the universe position at place i of an arrangement.
+func arrangedAt(s uint64, i int) int { return int(s>>(4*i)) & 0xf }
+
+// arrangements follows insertion sort over every input order of universe
+// and returns each final arrangement with the number of input orders that
+// reach it.
+func arrangements(c *Comparator, keys []key, universe []int) (map[uint64]int64, bool) {
 	n := len(universe)
 	if n > maxEnumerated || n == 0 {
-		return nil, 0, false
+		return nil, false
 	}
 	var less [maxEnumerated][maxEnumerated]bool
 	for i, a := range universe {
@@ -30,7 +51,7 @@ func enumerate(c *Comparator, keys []key, universe []int, cut int) (counts []int
 	}
 	// A state is an arrangement of positions in universe, four bits per
 	// element, the first in the lowest bits; its length is the step.
-	at := func(s uint64, i int) int { return int(s>>(4*i)) & 0xf }
+	at := arrangedAt
 	layer := map[uint64]int64{0: 1}
 	for t := 0; t < n; t++ {
 		next := make(map[uint64]int64, len(layer)*2)
@@ -55,16 +76,9 @@ func enumerate(c *Comparator, keys []key, universe []int, cut int) (counts []int
 			}
 		}
 		if len(next) > maxStates {
-			return nil, 0, false
+			return nil, false
 		}
 		layer = next
 	}
-	counts = make([]int64, n)
-	for s, w := range layer {
-		for i := 0; i < cut && i < n; i++ {
-			counts[at(s, i)] += w
-		}
-		total += w
-	}
-	return counts, total, true
+	return layer, true
 }

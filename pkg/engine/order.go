@@ -77,6 +77,11 @@ type Contenders struct {
 	Enumerated bool
 	Round      int
 	Trials     int
+	// Outcomes lists which members go together, with their chances;
+	// OutcomesPartial: some outcomes are left out (too many to list, or
+	// an estimate over too large a group).
+	Outcomes        []Outcome
+	OutcomesPartial bool
 }
 
 // Result is the predicted order of one scale-in.
@@ -387,6 +392,7 @@ func tieGroup(active []*Pod, members []int, from, m, round, groupBase int, place
 		pl.Pod, pl.Certain, pl.Probability, pl.Group = active[k], false, p, groupBase
 		g.Pods = append(g.Pods, active[k].Name)
 	}
+	g.Outcomes, g.OutcomesPartial = tieOutcomes(g.Pods, m)
 	return []Contenders{g}
 }
 
@@ -417,10 +423,11 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 		trials = 0
 	}
 	if !in.FatesOnly {
-		if counts, total, ok := enumerate(c, keys, universe, cut); ok {
-			return enumerated(active, members, universe, counts, total, from, d, round, groupBase, placed, rule, reason)
+		if layer, ok := arrangements(c, keys, universe); ok {
+			return enumerated(active, members, universe, layer, cut, from, d, round, groupBase, placed, rule, reason)
 		}
 	}
+	tally := newOutcomeTally(active, members)
 	rng := rand.New(rand.NewPCG(in.Seed, uint64(round)))
 	// Counted per key index in a slice: maps cost more than the sorts.
 	hits := make([]int, len(keys))
@@ -445,8 +452,10 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 				hits[k]++
 			}
 		}
+		tally.add(work[:cut], 1)
 	}
 	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Trials: trials}
+	g.Outcomes, g.OutcomesPartial = tally.outcomes()
 	return placeOpen(active, members, from, d, groupBase, placed, g, func(k int) float64 {
 		if trials == 0 {
 			return float64(d-from) / float64(len(members))
@@ -457,12 +466,23 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 
 // enumerated places an intransitive group whose every input order was
 // followed (see enumerate): exact probabilities, no sampling.
-func enumerated(active []*Pod, members, universe []int, counts []int64, total int64, from, d, round, groupBase int, placed []Placed, rule Rule, reason string) []Contenders {
+func enumerated(active []*Pod, members, universe []int, layer map[uint64]int64, cut, from, d, round, groupBase int, placed []Placed, rule Rule, reason string) []Contenders {
 	count := make(map[int]int64, len(members))
-	for i, k := range universe {
-		count[k] = counts[i]
+	var total int64
+	tally := newOutcomeTally(active, members)
+	before := make([]int, 0, cut)
+	for s, w := range layer {
+		before = before[:0]
+		for i := 0; i < cut && i < len(universe); i++ {
+			k := universe[arrangedAt(s, i)]
+			count[k] += w
+			before = append(before, k)
+		}
+		tally.add(before, float64(w))
+		total += w
 	}
 	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Enumerated: true}
+	g.Outcomes, g.OutcomesPartial = tally.outcomes()
 	return placeOpen(active, members, from, d, groupBase, placed, g, func(k int) float64 {
 		return float64(count[k]) / float64(total)
 	})

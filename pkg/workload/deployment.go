@@ -21,6 +21,11 @@ type Branch struct {
 type branch struct {
 	Branch
 	pred *prediction.Prediction
+	// realized: pods whose tie or intransitive group became a choice of
+	// the simulation, with the group's reason.
+	realized map[string]string
+	// partialNote: not every outcome of an open group was followed.
+	partialNote bool
 }
 
 // DeploymentBranches lists the interleavings the model explores for a
@@ -52,7 +57,11 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	if truncated {
 		// Unexplored interleavings may differ: no pod of a ReplicaSet that
 		// changed size is certain.
-		pred.Warnings = append(pred.Warnings, fmt.Sprintf("more than %d interleavings of the controllers: only the first %d were weighed, and no fate in a resized ReplicaSet is called certain", maxBranches, maxBranches))
+		msg := fmt.Sprintf("more than %d interleavings of the controllers: only the first %d were weighed, and no fate in a resized ReplicaSet is called certain", maxBranches, maxBranches)
+		if bs[0].partialNote {
+			msg = "a tie or an unordered group decides which pods an earlier step takes, and not all of its outcomes were followed into the later steps: no fate in a resized ReplicaSet is called certain"
+		}
+		pred.Warnings = append(pred.Warnings, msg)
 		resized := map[string]bool{}
 		for _, r := range pred.ReplicaSets {
 			resized[r.Name] = r.Before != r.AfterScale || r.AfterScale != r.Final
@@ -84,7 +93,7 @@ func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	var out []branch
 	var picks [][]int
 	total := 0.0
-	truncated := false
+	truncated, partial := false, false
 	for sc := (&schedule{weight: 1}); sc != nil; sc = sc.next() {
 		if len(out) == maxBranches {
 			truncated = true
@@ -94,7 +103,8 @@ func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 		sim.plan = first.trace
 		p := sim.run()
 		normalizeGroups(p)
-		out = append(out, branch{Branch{Label: labelOf(sc.labels), Weight: sc.weight, Victims: slices.Clone(p.Victims)}, p})
+		out = append(out, branch{Branch{Label: labelOf(sc.labels), Weight: sc.weight, Victims: slices.Clone(p.Victims)}, p, sim.realized, false})
+		partial = partial || sim.partial
 		picks = append(picks, slices.Clone(sc.picks[:sc.pos]))
 		total += sc.weight
 	}
@@ -110,7 +120,10 @@ func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	p := sim.run()
 	normalizeGroups(p)
 	out[best].pred = p
-	return out, truncated, nil
+	if partial && !truncated {
+		out[0].partialNote = true
+	}
+	return out, truncated || partial, nil
 }
 
 // mergeBranches starts from the most likely interleaving and gives every
@@ -131,18 +144,20 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 		p     float64
 		fates map[string]bool
 		probs map[float64]bool
+		steps map[string]bool
 	}
 	mixes := map[string]*mix{}
 	for _, b := range bs {
 		for _, p := range b.pred.Pods {
 			m := mixes[p.Name]
 			if m == nil {
-				m = &mix{fates: map[string]bool{}, probs: map[float64]bool{}}
+				m = &mix{fates: map[string]bool{}, probs: map[float64]bool{}, steps: map[string]bool{}}
 				mixes[p.Name] = m
 			}
 			m.p += b.Weight * p.DeleteProbability
 			m.fates[p.Fate] = true
 			m.probs[p.DeleteProbability] = true
+			m.steps[p.Step] = true
 		}
 	}
 	var open []string
@@ -151,6 +166,9 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 		p := &pred.Pods[i]
 		m := mixes[p.Name]
 		if len(m.fates) == 1 && len(m.probs) == 1 {
+			if len(m.steps) > 1 && p.Fate == prediction.FateDelete && realizedReason(bs, p.Name) != "" {
+				p.Step = prediction.StepEither // which step takes it is open
+			}
 			continue
 		}
 		if p.Fate != prediction.FateDelete && p.Fate != prediction.FateKeep {
@@ -159,6 +177,9 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 		p.Certain = false
 		p.DeleteProbability = math.Round(m.p*1e6) / 1e6
 		p.Reason = "the controllers' timing decides: whether a sibling ReplicaSet's victims are already gone when this ReplicaSet ranks its pods, or whether the rollout reads a ReplicaSet status from before its deletions"
+		if why := realizedReason(bs, p.Name); why != "" {
+			p.Reason = why + "; which of them an earlier step took also decides the later steps"
+		}
 		open = append(open, p.Name)
 		expected += p.DeleteProbability
 	}
@@ -202,4 +223,15 @@ func uniquePods(pred *prediction.Prediction) {
 		}
 	}
 	pred.Victims = victims
+}
+
+// realizedReason is the reason of the open group a pod was in, when some
+// interleaving made that group a choice.
+func realizedReason(bs []branch, name string) string {
+	for _, b := range bs {
+		if why := b.realized[name]; why != "" {
+			return why
+		}
+	}
+	return ""
 }

@@ -69,6 +69,12 @@ type depSim struct {
 	// neededFresh: ReplicaSets whose fresh status this sync's decision
 	// needed (they had ranked and deleted before it).
 	neededFresh map[string]bool
+	// realized: pods whose open group became a choice (and its reason);
+	// unrealized: an open group was left to its chances because nothing
+	// after it was expected; partial: some outcomes were not followed.
+	realized   map[string]string
+	unrealized bool
+	partial    bool
 }
 
 // syncTrace is what one deployment sync shrank: each ReplicaSet's target
@@ -95,7 +101,7 @@ func newDepSim(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options
 	if err != nil {
 		return nil, fmt.Errorf("deployment %s has an invalid selector: %v", d.Name, err)
 	}
-	sim := &depSim{d: d, o: o, sched: sched, gone: map[string]bool{}, certain: true,
+	sim := &depSim{d: d, o: o, sched: sched, gone: map[string]bool{}, certain: true, realized: map[string]string{},
 		pred: newPrediction(ref, replicasOf(d.Spec.Replicas), replicas, o)}
 	sim.collectReplicaSets(s, sel)
 	// A private copy of the snapshot: adopted ReplicaSets carry their new
@@ -407,6 +413,11 @@ func (sim *depSim) applyChanges(changes []deployment.Change) []shrink {
 // others' victims each one's ranks see gone is a choice (visibility).
 func (sim *depSim) runShrinks(shrinks []shrink) {
 	sees, order := sim.chooseVisibility(len(shrinks))
+	if sim.unrealized {
+		// An earlier open group was left to its chances, and yet another
+		// step follows that may depend on it.
+		sim.partial = true
+	}
 	runs := make([]rsRun, len(shrinks))
 	victims := make([][]string, len(shrinks))
 	tr := syncTrace{to: map[string]int32{}, victims: map[string][]string{}, neededFresh: sim.neededFresh}
@@ -432,6 +443,7 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 			}
 		}
 		runs[k] = sim.shrinkOne(r, to, view)
+		sim.realizeOpen(r, &runs[k], sim.laterSteps(k, order, sees))
 		victims[k] = runs[k].victims
 		tr.to[r.rs.Name] = sh.to
 		tr.victims[r.rs.Name] = runs[k].victims

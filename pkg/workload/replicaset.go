@@ -106,6 +106,10 @@ type rsRun struct {
 	warnings         []string
 	deleted          int
 	survivors        []*corev1.Pod
+	// open: the engine's open groups with their joint outcomes, for a
+	// Deployment's later steps; rounds: the deletion rounds it took.
+	open   []engine.Contenders
+	rounds int
 }
 
 // runReplicaSet predicts one RS/RC going to replicas, given its claimed pods.
@@ -135,6 +139,7 @@ func runReplicaSet(s *snapshot.Snapshot, t rsLike, c claimed, replicas int32, o 
 	if !res.Certain {
 		out.certain = false
 	}
+	out.open, out.rounds = res.Contenders, res.Rounds
 	if in.Delete > 0 && !o.branchOnly {
 		out.stableUntil, out.stableLowerBound = engine.StableUntil(in)
 	}

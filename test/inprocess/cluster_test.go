@@ -39,12 +39,16 @@ func startCluster(objs []runtime.Object, seed uint64, latency time.Duration) (*c
 		klog.SetLogger(logr.Discard())
 	})
 	cs, api := newStrictAPI(seed, 0)
+	var pods []runtime.Object
 	for _, o := range objs {
+		if _, ok := o.(*corev1.Pod); ok {
+			pods = append(pods, o)
+			continue
+		}
 		if err := createObject(cs, o.DeepCopyObject()); err != nil {
 			return nil, err
 		}
 	}
-	api.latency = latency
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &cluster{cs: cs, api: api, cancel: cancel}
 	f := informers.NewSharedInformerFactory(cs, 0)
@@ -71,6 +75,24 @@ func startCluster(objs []runtime.Object, seed uint64, latency time.Duration) (*c
 		cancel()
 		return nil, fmt.Errorf("informers did not sync")
 	}
+	// Pods reach the informers one by one, in a random order, as they do
+	// when they are created while the controller-manager runs. A List
+	// would hand them over in name order, and the order pods enter the
+	// controller's cache breaks exact ties (docs/deployments.md).
+	rng.Shuffle(len(pods), func(i, j int) { pods[i], pods[j] = pods[j], pods[i] })
+	for _, o := range pods {
+		if err := createObject(cs, o.DeepCopyObject()); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	for end := time.Now().Add(10 * time.Second); len(podInf.Informer().GetStore().ListKeys()) < len(pods); time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			cancel()
+			return nil, fmt.Errorf("the pod informer did not see every pod")
+		}
+	}
+	api.latency = latency
 	c.done.Add(2)
 	go func() { defer c.done.Done(); rsc.Run(ctx, 5) }()
 	go func() { defer c.done.Done(); dc.Run(ctx, 5) }()

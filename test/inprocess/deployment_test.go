@@ -353,6 +353,9 @@ func TestDeploymentAgainstControllers(t *testing.T) {
 		}
 		wg.Wait()
 		rep := judge(p, outs)
+		if os.Getenv("INPROCESS_DUMP") != "" {
+			dump(p, outs)
+		}
 		if p.midRoll {
 			mid++
 		}
@@ -417,3 +420,32 @@ func describeBranches(bs []workload.Branch) string {
 }
 
 var _ = appsv1.ReplicaSet{}
+
+// dump prints a scenario's pods and the outcome of each run
+// (INPROCESS_DUMP=1, for debugging one scenario with INPROCESS_ONLY).
+func dump(p *prepared, outs []outcome) {
+	for _, q := range p.snap.Pods {
+		ready := ""
+		for _, c := range q.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				ready = fmt.Sprintf("%s@%s", c.Status, c.LastTransitionTime.UTC().Format(time.RFC3339))
+			}
+		}
+		owner := ""
+		if len(q.OwnerReferences) > 0 {
+			owner = q.OwnerReferences[0].Name
+		}
+		fmt.Fprintf(os.Stderr, "pod %s owner=%s node=%q phase=%s ready=%s created=%s deleting=%v cost=%q\n", q.Name, owner, q.Spec.NodeName,
+			q.Status.Phase, ready, q.CreationTimestamp.UTC().Format(time.RFC3339), q.DeletionTimestamp != nil, q.Annotations["controller.kubernetes.io/pod-deletion-cost"])
+	}
+	for _, r := range p.snap.ReplicaSets {
+		fmt.Fprintf(os.Stderr, "rs %s spec=%d status=%d avail=%d\n", r.Name, *r.Spec.Replicas, r.Status.Replicas, r.Status.AvailableReplicas)
+	}
+	seen := map[string]int{}
+	for _, o := range outs {
+		seen[strings.Join(keys(o.deleted), " ")]++
+	}
+	for k, n := range seen {
+		fmt.Fprintf(os.Stderr, "outcome x%d: %s\n", n, k)
+	}
+}

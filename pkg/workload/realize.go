@@ -1,0 +1,102 @@
+package workload
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/scale-preview/scale-preview/pkg/prediction"
+)
+
+// realizeOpen makes an open choice inside one ReplicaSet's ranking (a tie
+// or an intransitive group at its cut) a choice of the simulation when a
+// later step can depend on it: which members went changes the ranks the
+// siblings count and what the same ReplicaSet keeps for its next step.
+// Each outcome of the group becomes an option with its own chance, so the
+// later steps are computed for each, and certainty and odds come out of
+// the joint outcome instead of one member's chance.
+func (sim *depSim) realizeOpen(r *depRS, run *rsRun, later bool) {
+	if len(run.open) == 0 {
+		return
+	}
+	if !later {
+		sim.unrealized = true
+		return
+	}
+	if run.rounds > 1 {
+		// Which pods an earlier round took is not followed into the next.
+		sim.partial = true
+		return
+	}
+	byName := map[string]int{}
+	for i, p := range run.pods {
+		byName[p.Name] = i
+	}
+	var kept []prediction.ContenderGroup
+	for gi, g := range run.open {
+		if !slices.ContainsFunc(g.Pods, func(n string) bool { return !isCreated(n) }) {
+			// Only pods this simulation creates: interchangeable.
+			kept = append(kept, run.contenders[gi])
+			continue
+		}
+		if len(g.Outcomes) == 0 || slices.ContainsFunc(g.Pods, isCreated) {
+			sim.partial = true
+			kept = append(kept, run.contenders[gi])
+			continue
+		}
+		if g.OutcomesPartial {
+			sim.partial = true
+		}
+		opts := make([]option, len(g.Outcomes))
+		for i, o := range g.Outcomes {
+			opts[i] = option{fmt.Sprintf("%s takes %s", r.rs.Name, strings.Join(o.Delete, "+")), o.Probability}
+		}
+		pick := g.Outcomes[sim.sched.choose(opts)]
+		for _, n := range g.Pods {
+			i, ok := byName[n]
+			if !ok {
+				continue
+			}
+			p := &run.pods[i]
+			p.Fate, p.DeleteProbability = prediction.FateKeep, 0
+			if slices.Contains(pick.Delete, n) {
+				p.Fate, p.DeleteProbability = prediction.FateDelete, 1
+			}
+			p.Certain, p.ContenderGroup = true, nil
+			p.Reason = g.Reason
+			sim.realized[n] = g.Reason
+		}
+	}
+	run.contenders = kept
+	run.open = nil
+	run.victims = run.victims[:0]
+	run.certain = len(kept) == 0
+	for _, p := range run.pods {
+		if p.Fate == prediction.FateDelete {
+			run.victims = append(run.victims, p.Name)
+		}
+		if !p.Certain {
+			run.certain = false
+		}
+	}
+}
+
+// laterSteps reports whether something after shrink k of this sync can
+// depend on which pods it takes: a shrink ranked after it that sees its
+// victims, or another sync of the plan.
+func (sim *depSim) laterSteps(k int, order []int, sees [][]bool) bool {
+	if sim.plan == nil {
+		return false // the lookahead run itself
+	}
+	if sim.syncNo+1 < len(sim.plan) {
+		return true
+	}
+	at := slices.Index(order, k)
+	for _, j := range order[at+1:] {
+		if sees[j][k] {
+			return true
+		}
+	}
+	return false
+}
+
