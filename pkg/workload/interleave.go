@@ -52,6 +52,10 @@ const (
 	// weightSeesNextSync: a ReplicaSet ranks after the next deployment
 	// sync's victims in other ReplicaSets are already terminating.
 	weightSeesNextSync = 0.4
+	// weightOvertaken: a ReplicaSet shrunk and then grown back by the
+	// rollout syncs right after sees only the final size (2 of 100 runs
+	// in-process where it could happen).
+	weightOvertaken = 0.05
 )
 
 // maxBranches bounds the interleavings explored; beyond it the prediction

@@ -99,4 +99,3 @@ func (sim *depSim) laterSteps(k int, order []int, sees [][]bool) bool {
 	}
 	return false
 }
-
