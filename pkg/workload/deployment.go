@@ -24,8 +24,10 @@ type branch struct {
 	// realized: pods whose tie or intransitive group became a choice of
 	// the simulation, with the group's reason.
 	realized map[string]string
-	// partialNote: not every outcome of an open group was followed.
+	// partialNote: not every outcome of an open group was followed;
+	// unexplored: the weight of the interleavings past the cap.
 	partialNote bool
+	unexplored  float64
 }
 
 // DeploymentBranches lists the interleavings the model explores for a
@@ -57,7 +59,7 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	if truncated {
 		// Unexplored interleavings may differ: no pod of a ReplicaSet that
 		// changed size is certain.
-		msg := fmt.Sprintf("more than %d interleavings of the controllers: only the first %d were weighed, and no fate in a resized ReplicaSet is called certain", maxBranches, maxBranches)
+		msg := fmt.Sprintf("more than %d interleavings of the controllers: the %d likeliest were weighed (the others weigh %.1f%% together), and no fate in a resized ReplicaSet is called certain", maxBranches, maxBranches, 100*bs[0].unexplored)
 		if bs[0].partialNote {
 			msg = "a tie or an unordered group decides which pods an earlier step takes, and not all of its outcomes were followed into the later steps: no fate in a resized ReplicaSet is called certain"
 		}
@@ -94,19 +96,25 @@ func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	var picks [][]int
 	total := 0.0
 	truncated, partial := false, false
-	for sc := (&schedule{weight: 1}); sc != nil; sc = sc.next() {
+	// Heaviest first: past the cap, what is left weighs least.
+	queue := []pending{{mass: 1}}
+	for len(queue) > 0 {
 		if len(out) == maxBranches {
 			truncated = true
 			break
 		}
+		var next pending
+		next, queue = popHeaviest(queue)
+		sc := &schedule{picks: next.picks, weight: 1}
 		sim, _ := newDepSim(s, ref, replicas, fast, sc)
 		sim.plan = first.trace
 		p := sim.run()
 		normalizeGroups(p)
-		out = append(out, branch{Branch{Label: labelOf(sc.labels), Weight: sc.weight, Victims: slices.Clone(p.Victims)}, p, sim.realized, false})
+		out = append(out, branch{Branch{Label: labelOf(sc.labels), Weight: sc.weight, Victims: slices.Clone(p.Victims)}, p, sim.realized, false, 0})
 		partial = partial || sim.partial
 		picks = append(picks, slices.Clone(sc.picks[:sc.pos]))
 		total += sc.weight
+		queue = append(queue, sc.alternatives(len(next.picks))...)
 	}
 	best := 0
 	for i := range out {
@@ -122,6 +130,9 @@ func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	out[best].pred = p
 	if partial && !truncated {
 		out[0].partialNote = true
+	}
+	for _, q := range queue {
+		out[0].unexplored += q.mass
 	}
 	return out, truncated || partial, nil
 }

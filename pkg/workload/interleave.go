@@ -77,6 +77,8 @@ type schedule struct {
 	pos    int
 	weight float64
 	labels []string
+	// shares: each option's share of its choice, per choice met.
+	shares [][]float64
 }
 
 func (s *schedule) choose(opts []option) int {
@@ -93,20 +95,53 @@ func (s *schedule) choose(opts []option) int {
 	for _, o := range opts {
 		total += o.weight
 	}
-	s.weight *= opts[i].weight / total
+	shares := make([]float64, len(opts))
+	for k, o := range opts {
+		shares[k] = o.weight / total
+	}
+	s.shares = append(s.shares[:s.pos-1], shares)
+	s.weight *= shares[i]
 	s.labels = append(s.labels, opts[i].label)
 	return i
 }
 
-// next is the schedule after this one in depth-first order, or nil.
-func (s *schedule) next() *schedule {
-	for j := s.pos - 1; j >= 0; j-- {
-		if s.picks[j]+1 < s.arity[j] {
-			picks := append(slices.Clone(s.picks[:j]), s.picks[j]+1)
-			return &schedule{picks: picks, weight: 1}
+// pending is a set of interleavings not yet run: those that start with
+// picks, and their total weight.
+type pending struct {
+	picks []int
+	mass  float64
+}
+
+// alternatives are the interleavings a run of s leaves to explore: after
+// the prefix it was given, each choice it met could have gone another way.
+func (s *schedule) alternatives(given int) []pending {
+	var out []pending
+	w := 1.0
+	for j := 0; j < s.pos; j++ {
+		if j >= given {
+			for a := 0; a < s.arity[j]; a++ {
+				if a != s.picks[j] {
+					out = append(out, pending{append(slices.Clone(s.picks[:j]), a), w * s.shares[j][a]})
+				}
+			}
+		}
+		w *= s.shares[j][s.picks[j]]
+	}
+	return out
+}
+
+// popHeaviest takes the pending set of the largest weight, so that a
+// bounded exploration covers as much of the weight as it can.
+func popHeaviest(q []pending) (pending, []pending) {
+	best := 0
+	for i := range q {
+		if q[i].mass > q[best].mass {
+			best = i
 		}
 	}
-	return nil
+	p := q[best]
+	q[best] = q[len(q)-1]
+	return p, q[:len(q)-1]
 }
 
 // chooseVisibility returns, for k concurrent shrinks, sees[a][b]: shrink a
