@@ -217,6 +217,15 @@ func (sim *depSim) syncOnce() bool {
 		sim.stale[i] = next[i].Available
 	}
 	sim.refreshAvailability(next)
+	shrunk := sim.trace[len(sim.trace)-1].victims
+	for i, r := range sim.rss {
+		if len(shrunk[r.rs.Name]) == 0 {
+			// Only a ReplicaSet that deleted in this sync writes a status
+			// from before its deletions; a stale view read by this sync
+			// does not outlive it.
+			sim.stale[i] = next[i].Available
+		}
+	}
 	for i, r := range sim.rss {
 		if r.scaled && !r.hasAfter() {
 			r.after = next[i].Replicas

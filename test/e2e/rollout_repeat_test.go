@@ -11,14 +11,15 @@ import (
 // the controllers' timing varies between repetitions, and a fate the plugin
 // calls certain must hold in every one (the in-process test in
 // test/inprocess does the same at a larger scale). E2E_ROLLOUT_REPEAT_SCENARIOS
-// (default 2; the long suite sets 20) scenarios, E2E_ROLLOUT_REPEATS (default
-// 2; the long suite sets 5) repetitions each.
+// scenarios (default 20; 2 with -short, as in make check), E2E_ROLLOUT_REPEATS
+// repetitions each (default 5; 2 with -short).
 func TestRolloutRepeats(t *testing.T) {
+	count, reps := 20, 5
 	if testing.Short() {
-		t.Skip("repeated rollouts are skipped with -short")
+		count, reps = 2, 2
 	}
-	count := envInt("E2E_ROLLOUT_REPEAT_SCENARIOS", 2)
-	reps := envInt("E2E_ROLLOUT_REPEATS", 2)
+	count = envInt("E2E_ROLLOUT_REPEAT_SCENARIOS", count)
+	reps = envInt("E2E_ROLLOUT_REPEATS", reps)
 	batch := max(1, envInt("E2E_BATCH", 6))
 	// Their own random stream: other random tests keep their shapes.
 	rng := rand.New(rand.NewPCG(env.seed, 0x4e9ea7))
