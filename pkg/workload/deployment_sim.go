@@ -410,7 +410,7 @@ func (sim *depSim) applyChanges(changes []deployment.Change) []shrink {
 			continue
 		}
 		r := sim.rss[i]
-		if ch.Step == deployment.StepScale {
+		if sim.isSplit(ch.Step) {
 			r.scaled = true
 		}
 		if ch.To > ch.From {
@@ -527,6 +527,14 @@ func (sim *depSim) laterVictims(shrinks []shrink) []string {
 	return nil
 }
 
+// isSplit: a change of the scale's own sync. scale() also runs in later
+// syncs (a paused Deployment, or old ReplicaSets scaled to 0 once the new
+// one is saturated, which needs its status after the split): those are
+// follow-up steps.
+func (sim *depSim) isSplit(step string) bool {
+	return step == deployment.StepScale && sim.syncNo == 0
+}
+
 // record merges one ReplicaSet run into the prediction.
 func (sim *depSim) record(r *depRS, changeStep string, run rsRun) {
 	pred := sim.pred
@@ -541,7 +549,7 @@ func (sim *depSim) record(r *depRS, changeStep string, run rsRun) {
 	}
 	pred.Warnings = append(pred.Warnings, run.warnings...)
 	step := prediction.StepRollout
-	if changeStep == deployment.StepScale {
+	if sim.isSplit(changeStep) {
 		step = prediction.StepScale
 	}
 	for _, pp := range run.pods {
