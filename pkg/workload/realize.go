@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/scale-preview/scale-preview/pkg/engine"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 )
 
@@ -20,6 +21,12 @@ func (sim *depSim) realizeOpen(r *depRS, run *rsRun, later bool) {
 		return
 	}
 	if !later {
+		sim.unrealized = true
+		return
+	}
+	if sim.partial {
+		// Certainty is given up already: the likeliest outcome stands in
+		// for the rest, at no further cost.
 		sim.unrealized = true
 		return
 	}
@@ -39,19 +46,31 @@ func (sim *depSim) realizeOpen(r *depRS, run *rsRun, later bool) {
 			kept = append(kept, run.contenders[gi])
 			continue
 		}
+		if g.Exact && sameNode(run.pods, byName, g.Pods) {
+			// A full tie on one node: the members stay interchangeable for
+			// every later step (same rules, same rank), and the members'
+			// shares follow from the deaths over all steps.
+			kept = append(kept, run.contenders[gi])
+			continue
+		}
 		if len(g.Outcomes) == 0 || slices.ContainsFunc(g.Pods, isCreated) {
 			sim.partial = true
 			kept = append(kept, run.contenders[gi])
 			continue
 		}
+		outcomes := g.Outcomes
 		if g.OutcomesPartial {
+			// Too many outcomes to follow: no certainty is claimed after
+			// this, and a few spread ones keep the chances in proportion
+			// at a bounded cost.
 			sim.partial = true
+			outcomes = spread(outcomes, maxPartialOutcomes)
 		}
-		opts := make([]option, len(g.Outcomes))
-		for i, o := range g.Outcomes {
+		opts := make([]option, len(outcomes))
+		for i, o := range outcomes {
 			opts[i] = option{fmt.Sprintf("%s takes %s", r.rs.Name, strings.Join(o.Delete, "+")), o.Probability}
 		}
-		pick := g.Outcomes[sim.sched.choose(opts)]
+		pick := outcomes[sim.sched.choose(opts)]
 		for _, n := range g.Pods {
 			i, ok := byName[n]
 			if !ok {
@@ -98,4 +117,32 @@ func (sim *depSim) laterSteps(k int, order []int, sees [][]bool) bool {
 		}
 	}
 	return false
+}
+
+// sameNode: every named pod is on the same node (or none is scheduled).
+func sameNode(pods []prediction.Pod, byName map[string]int, names []string) bool {
+	node := pods[byName[names[0]]].Node
+	for _, n := range names[1:] {
+		if pods[byName[n]].Node != node {
+			return false
+		}
+	}
+	return true
+}
+
+// maxPartialOutcomes bounds the outcomes followed of a group that has too
+// many to list.
+const maxPartialOutcomes = 8
+
+// spread picks n outcomes evenly from a list (the cyclic windows of a large
+// tie, or the likeliest arrangements of a large group).
+func spread(outcomes []engine.Outcome, n int) []engine.Outcome {
+	if len(outcomes) <= n {
+		return outcomes
+	}
+	out := make([]engine.Outcome, 0, n)
+	for i := 0; i < n; i++ {
+		out = append(out, outcomes[i*len(outcomes)/n])
+	}
+	return out
 }
