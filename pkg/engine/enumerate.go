@@ -18,9 +18,24 @@ const maxStates = 1 << 15
 // are per position in universe; total is len(universe)!. ok is false when
 // the universe is too large or the states too many.
 func enumerate(c *Comparator, keys []key, universe []int, cut int) (counts []int64, total int64, ok bool) {
+	layer, ok := enumLayer(c, keys, universe)
+	if !ok {
+		return nil, 0, false
+	}
+	counts, total = cutCounts(layer, len(universe), cut)
+	return counts, total, true
+}
+
+// slot is element i of an arrangement: four bits per element, the first in
+// the lowest bits.
+func slot(s uint64, i int) int { return int(s>>(4*i)) & 0xf }
+
+// enumLayer follows insertion sort over every input order of universe and
+// returns the final arrangements with how many input orders reach each.
+func enumLayer(c *Comparator, keys []key, universe []int) (map[uint64]int64, bool) {
 	n := len(universe)
 	if n > maxEnumerated || n == 0 {
-		return nil, 0, false
+		return nil, false
 	}
 	var less [maxEnumerated][maxEnumerated]bool
 	for i, a := range universe {
@@ -28,16 +43,15 @@ func enumerate(c *Comparator, keys []key, universe []int, cut int) (counts []int
 			less[i][j] = c.less(&keys[a], &keys[b])
 		}
 	}
-	// A state is an arrangement of positions in universe, four bits per
-	// element, the first in the lowest bits; its length is the step.
-	at := func(s uint64, i int) int { return int(s>>(4*i)) & 0xf }
+	// A state is an arrangement of positions in universe; its length is
+	// the step.
 	layer := map[uint64]int64{0: 1}
 	for t := 0; t < n; t++ {
 		next := make(map[uint64]int64, len(layer)*2)
 		for s, w := range layer {
 			used := 0
 			for i := 0; i < t; i++ {
-				used |= 1 << at(s, i)
+				used |= 1 << slot(s, i)
 			}
 			for x := 0; x < n; x++ {
 				if used&(1<<x) != 0 {
@@ -46,7 +60,7 @@ func enumerate(c *Comparator, keys []key, universe []int, cut int) (counts []int
 				// insertionSort: the new element moves left while it is
 				// Less than its left neighbour.
 				j := t
-				for j > 0 && less[x][at(s, j-1)] {
+				for j > 0 && less[x][slot(s, j-1)] {
 					j--
 				}
 				low := s & (1<<(4*j) - 1)
@@ -55,16 +69,36 @@ func enumerate(c *Comparator, keys []key, universe []int, cut int) (counts []int
 			}
 		}
 		if len(next) > maxStates {
-			return nil, 0, false
+			return nil, false
 		}
 		layer = next
 	}
+	return layer, true
+}
+
+// cutCounts counts, per position in universe, the input orders that end
+// with it among the first cut.
+func cutCounts(layer map[uint64]int64, n, cut int) (counts []int64, total int64) {
 	counts = make([]int64, n)
 	for s, w := range layer {
 		for i := 0; i < cut && i < n; i++ {
-			counts[at(s, i)] += w
+			counts[slot(s, i)] += w
 		}
 		total += w
 	}
-	return counts, total, true
+	return counts, total
+}
+
+// cutSets is the joint outcome: how many input orders end with each set
+// of universe positions (a bit mask) among the first cut.
+func cutSets(layer map[uint64]int64, n, cut int) map[uint16]int64 {
+	sets := map[uint16]int64{}
+	for s, w := range layer {
+		var set uint16
+		for i := 0; i < cut && i < n; i++ {
+			set |= 1 << slot(s, i)
+		}
+		sets[set] += w
+	}
+	return sets
 }

@@ -40,6 +40,9 @@ type Input struct {
 	// hands the survivors on in the order it placed them, as the first
 	// version did; Predict must give the same Result without it.
 	resortAll bool
+	// composing: a branch of compose. Nothing is explained, and open
+	// groups record their joint outcome.
+	composing bool
 }
 
 // Placed is one candidate's predicted fate.
@@ -48,7 +51,7 @@ type Placed struct {
 	Position    int // 1-based, in predicted deletion order
 	Delete      bool
 	Certain     bool
-	Probability float64 // of being deleted
+	Probability float64 // of being deleted, in any round
 	Round       int     // sync round that deletes it (0: kept)
 	// Next explains the comparison with the pod right after this one in
 	// the same round's sort; nil for the last pod or an unsorted round.
@@ -77,6 +80,8 @@ type Contenders struct {
 	Enumerated bool
 	Round      int
 	Trials     int
+	// joint is set only while composing: which sets of Pods can go.
+	joint *joint
 }
 
 // Result is the predicted order of one scale-in.
@@ -148,6 +153,9 @@ func Predict(in Input) Result {
 		}
 		active = next
 	}
+	if !in.FatesOnly && slices.ContainsFunc(res.Contenders, func(g Contenders) bool { return g.Round < res.Rounds }) {
+		settleAcrossRounds(&res, in, pods)
+	}
 	if in.Delete <= 0 {
 		for _, p := range active {
 			res.Order = append(res.Order, Placed{Pod: p, Certain: true, Group: -1})
@@ -157,6 +165,34 @@ func Predict(in Input) Result {
 		}
 	}
 	return res
+}
+
+// settleAcrossRounds replaces the fates shown for the representative
+// outcome of an open earlier round by those over every outcome (compose):
+// the overall probability, and certainty only where all outcomes agree.
+func settleAcrossRounds(res *Result, in Input, pods []Pod) {
+	prob, fate := compose(in)
+	index := make(map[*Pod]int, len(pods))
+	for i := range pods {
+		index[&pods[i]] = i
+	}
+	res.Certain = true
+	for i := range res.Order {
+		pl := &res.Order[i]
+		k := index[pl.Pod]
+		pl.Probability = min(1, max(0, prob[k]))
+		// The representative outcome is one of those followed, so it
+		// agrees with a certain fate; the check guards an intransitive
+		// round whose most likely pods are not a reachable set.
+		pl.Certain = fate[k] == fateDelete && pl.Delete || fate[k] == fateKeep && !pl.Delete
+		if pl.Certain {
+			pl.Probability = 0
+			if pl.Delete {
+				pl.Probability = 1
+			}
+		}
+		res.Certain = res.Certain && pl.Certain
+	}
 }
 
 func pointers(pods []Pod) []*Pod {
@@ -198,7 +234,8 @@ func placeRound(res *Result, active, shown []*Pod, d int, in Input, round int, e
 			placed[i].Round = round
 		}
 		if earlierOpen {
-			// Which pods the earlier round left depends on chance.
+			// Which pods the earlier round left depends on chance;
+			// settleAcrossRounds refines this unless FatesOnly.
 			placed[i].Certain = false
 		}
 		if !placed[i].Certain {
@@ -249,7 +286,7 @@ func analyze(active []*Pod, d int, in Input, round, groupBase int, explainAll bo
 		}
 		groups = settleClass(c, active, keys, idx, lo, hi, d, in, round, groupBase, placed)
 	}
-	if !in.FatesOnly {
+	if !in.FatesOnly && !in.composing {
 		explainPlaced(c, placed, keyOf, d, explainAll)
 	}
 	return placed, groups
@@ -382,26 +419,35 @@ func tieGroup(active []*Pod, members []int, from, m, round, groupBase int, place
 	slices.SortStableFunc(members, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
 	g := Contenders{Delete: m, Rule: rule, Reason: reason, Exact: true, Round: round}
 	p := float64(m) / float64(len(members))
+	pods := make([]*Pod, 0, len(members))
 	for i, k := range members {
 		pl := &placed[from+i]
 		pl.Pod, pl.Certain, pl.Probability, pl.Group = active[k], false, p, groupBase
 		g.Pods = append(g.Pods, active[k].Name)
+		pods = append(pods, active[k])
 	}
+	g.joint = &joint{members: pods, m: m, uniform: true}
 	return []Contenders{g}
 }
+
+// simulateFullLimit is the largest round simulated whole; past it only the
+// group is shuffled.
+const simulateFullLimit = 600
+
+// composeTrials caps the sort trials of a round followed by compose.
+const composeTrials = 200
 
 // simulate estimates fates in an intransitive group by running the
 // controller's own algorithm, Go's sort.Sort with the same comparator, over
 // random input orders of the whole round (or, for large rounds, of the
 // group alone, which is documented as an approximation).
 func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d int, in Input, round, groupBase int, placed []Placed, rule Rule, reason string) []Contenders {
-	const fullLimit = 600
 	// Shuffles start from name order, so that estimates do not depend on
 	// the order pods were listed in.
 	universe := slices.Clone(members)
 	slices.SortStableFunc(universe, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
 	cut := d - from
-	if len(active) <= fullLimit {
+	if len(active) <= simulateFullLimit {
 		universe = make([]int, len(active))
 		for i := range universe {
 			universe[i] = i
@@ -413,12 +459,21 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 	if trials <= 0 {
 		trials = min(2000, max(200, 200000/len(universe)))
 	}
+	if in.composing {
+		// Followed once per outcome of an earlier round: fewer trials.
+		trials = min(trials, composeTrials)
+	}
 	if in.FatesOnly {
 		trials = 0
 	}
 	if !in.FatesOnly {
-		if counts, total, ok := enumerate(c, keys, universe, cut); ok {
-			return enumerated(active, members, universe, counts, total, from, d, round, groupBase, placed, rule, reason)
+		if layer, ok := enumLayer(c, keys, universe); ok {
+			counts, total := cutCounts(layer, len(universe), cut)
+			gs := enumerated(active, members, universe, counts, total, from, d, round, groupBase, placed, rule, reason)
+			if in.composing {
+				gs[0].joint = enumeratedJoint(active, members, universe, cutSets(layer, len(universe), cut), total, d-from)
+			}
+			return gs
 		}
 	}
 	rng := rand.New(rand.NewPCG(in.Seed, uint64(round)))
@@ -436,6 +491,10 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 		// same moves.
 		s = newTableSorter(c, keys, universe, work)
 	}
+	var sets *sampledSets
+	if in.composing {
+		sets = newSampledSets(active, d-from)
+	}
 	for t := 0; t < trials; t++ {
 		copy(work, universe)
 		rng.Shuffle(len(work), func(i, j int) { work[i], work[j] = work[j], work[i] })
@@ -443,10 +502,15 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 		for _, k := range work[:cut] {
 			if inGroup[k] {
 				hits[k]++
+				sets.add(k)
 			}
 		}
+		sets.end()
 	}
 	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Trials: trials}
+	if sets != nil {
+		g.joint = sets.joint(members, trials)
+	}
 	return placeOpen(active, members, from, d, groupBase, placed, g, func(k int) float64 {
 		if trials == 0 {
 			return float64(d-from) / float64(len(members))
