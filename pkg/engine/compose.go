@@ -29,6 +29,8 @@ type joint struct {
 	// sampled: sets and weights are estimated from sort trials, so an
 	// outcome may be missing.
 	sampled bool
+	// cost is the work spent finding the sets, in units of composer.work.
+	cost int
 }
 
 type weightedSet struct {
@@ -71,6 +73,7 @@ func enumeratedJoint(active []*Pod, members, universe []int, sets map[uint16]int
 // sampledSets counts the sets of group members one sort trial deletes. A
 // nil *sampledSets ignores everything.
 type sampledSets struct {
+	cost   int
 	active []*Pod
 	m      int
 	cur    []int
@@ -109,7 +112,12 @@ func (s *sampledSets) end() {
 }
 
 func (s *sampledSets) joint(members []int, trials int) *joint {
-	j := &joint{m: s.m, sampled: true}
+	u := len(s.active)
+	if u > simulateFullLimit {
+		u = len(members)
+	}
+	// Each trial sorts the round (or the group) once.
+	j := &joint{m: s.m, sampled: true, cost: s.cost + trials*u}
 	for _, k := range members {
 		j.members = append(j.members, s.active[k])
 	}
@@ -130,10 +138,18 @@ const (
 	fateOpen
 )
 
-// maxComposeWork bounds the pods analysed over all outcomes followed (a
-// pod in a round is one unit); an open round whose outcomes do not fit is
-// sampled instead, and what follows it is marked uncertain.
+// maxComposeWork bounds the work over all outcomes followed (a pod in a
+// round is one unit); an open round whose outcomes do not fit is sampled
+// instead, and what follows it is marked uncertain. Past it, each outcome
+// still open is finished along a single path.
 const maxComposeWork = 1 << 18
+
+// A round costs roundCost units besides one per pod; costScale steps of
+// an enumeration or comparisons of sort trials make one unit.
+const (
+	roundCost = 16
+	costScale = 4
+)
 
 // maxSamples bounds the outcomes drawn for a round that is sampled.
 const maxSamples = 64
@@ -191,7 +207,7 @@ func (c *composer) note(pod *Pod, w, p float64, f uint8, approx bool) {
 func (c *composer) round(active []*Pod, related map[string]int, remaining, round int, w float64, approx bool) {
 	d := min(remaining, c.in.burst())
 	before := c.work
-	c.work += len(active)
+	c.work += roundCost + len(active)
 	if d >= len(active) {
 		for _, p := range active {
 			c.note(p, w, 1, fateDelete, approx)
@@ -199,14 +215,16 @@ func (c *composer) round(active []*Pod, related map[string]int, remaining, round
 		return
 	}
 	setRanks(active, related)
-	placed, groups := analyze(active, d, c.in, round, 0, false)
-	if len(groups) > 0 && groups[0].Trials > 0 {
-		// Sort trials: each sorts the round (or the group) once.
-		u := len(active)
-		if u > simulateFullLimit {
-			u = len(groups[0].Pods)
-		}
-		c.work += groups[0].Trials * u / 4
+	in := c.in
+	spent := c.work > maxComposeWork
+	if spent {
+		// Out of budget: the rest of this outcome is followed along one
+		// path, without sampling or enumerating open groups.
+		in.FatesOnly, approx = true, true
+	}
+	placed, groups := analyze(active, d, in, round, 0, false)
+	if len(groups) > 0 && groups[0].joint != nil {
+		c.work += groups[0].joint.cost / costScale
 	}
 	if d == remaining {
 		// The last round: its fates are final.
@@ -239,9 +257,21 @@ func (c *composer) round(active []*Pod, related map[string]int, remaining, round
 		c.next(active, related, gone, nil, remaining-d, round, w, approx)
 		return
 	}
-	later := (remaining - d + c.in.burst() - 1) / c.in.burst()
-	// Each outcome's later rounds are taken to cost what this one did.
-	sets, exact := c.outcomes(groups[0].joint, (c.work-before)*later)
+	var sets []weightedSet
+	exact := false
+	if spent || groups[0].joint == nil {
+		var took []*Pod
+		for _, pl := range placed {
+			if pl.Delete && pl.Group >= 0 {
+				took = append(took, pl.Pod)
+			}
+		}
+		sets = []weightedSet{{pods: took, w: 1}}
+	} else {
+		later := (remaining - d + c.in.burst() - 1) / c.in.burst()
+		// Each outcome's later rounds are taken to cost what this one did.
+		sets, exact = c.outcomes(groups[0].joint, (c.work-before)*later)
+	}
 	for _, s := range sets {
 		for _, p := range s.pods {
 			c.note(p, w*s.w, 1, fateDelete, approx || !exact)

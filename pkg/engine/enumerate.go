@@ -18,7 +18,7 @@ const maxStates = 1 << 15
 // are per position in universe; total is len(universe)!. ok is false when
 // the universe is too large or the states too many.
 func enumerate(c *Comparator, keys []key, universe []int, cut int) (counts []int64, total int64, ok bool) {
-	layer, ok := enumLayer(c, keys, universe)
+	layer, _, ok := enumLayer(c, keys, universe)
 	if !ok {
 		return nil, 0, false
 	}
@@ -31,11 +31,12 @@ func enumerate(c *Comparator, keys []key, universe []int, cut int) (counts []int
 func slot(s uint64, i int) int { return int(s>>(4*i)) & 0xf }
 
 // enumLayer follows insertion sort over every input order of universe and
-// returns the final arrangements with how many input orders reach each.
-func enumLayer(c *Comparator, keys []key, universe []int) (map[uint64]int64, bool) {
+// returns the final arrangements with how many input orders reach each,
+// and the insertions it followed (its cost).
+func enumLayer(c *Comparator, keys []key, universe []int) (layer map[uint64]int64, steps int, ok bool) {
 	n := len(universe)
 	if n > maxEnumerated || n == 0 {
-		return nil, false
+		return nil, 0, false
 	}
 	var less [maxEnumerated][maxEnumerated]bool
 	for i, a := range universe {
@@ -45,8 +46,9 @@ func enumLayer(c *Comparator, keys []key, universe []int) (map[uint64]int64, boo
 	}
 	// A state is an arrangement of positions in universe; its length is
 	// the step.
-	layer := map[uint64]int64{0: 1}
+	layer = map[uint64]int64{0: 1}
 	for t := 0; t < n; t++ {
+		steps += len(layer) * (n - t)
 		next := make(map[uint64]int64, len(layer)*2)
 		for s, w := range layer {
 			used := 0
@@ -69,11 +71,11 @@ func enumLayer(c *Comparator, keys []key, universe []int) (map[uint64]int64, boo
 			}
 		}
 		if len(next) > maxStates {
-			return nil, false
+			return nil, steps, false
 		}
 		layer = next
 	}
-	return layer, true
+	return layer, steps, true
 }
 
 // cutCounts counts, per position in universe, the input orders that end

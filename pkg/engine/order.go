@@ -466,15 +466,19 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 	if in.FatesOnly {
 		trials = 0
 	}
+	enumSteps := 0 // a failed enumeration's cost
 	if !in.FatesOnly {
-		if layer, ok := enumLayer(c, keys, universe); ok {
+		layer, steps, ok := enumLayer(c, keys, universe)
+		if ok {
 			counts, total := cutCounts(layer, len(universe), cut)
 			gs := enumerated(active, members, universe, counts, total, from, d, round, groupBase, placed, rule, reason)
 			if in.composing {
 				gs[0].joint = enumeratedJoint(active, members, universe, cutSets(layer, len(universe), cut), total, d-from)
+				gs[0].joint.cost = steps
 			}
 			return gs
 		}
+		enumSteps = steps
 	}
 	rng := rand.New(rand.NewPCG(in.Seed, uint64(round)))
 	// Counted per key index in a slice: maps cost more than the sorts.
@@ -492,8 +496,9 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 		s = newTableSorter(c, keys, universe, work)
 	}
 	var sets *sampledSets
-	if in.composing {
+	if in.composing && trials > 0 {
 		sets = newSampledSets(active, d-from)
+		sets.cost = enumSteps
 	}
 	for t := 0; t < trials; t++ {
 		copy(work, universe)
