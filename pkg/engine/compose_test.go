@@ -39,12 +39,12 @@ func TestRoundsAfterOpenRound(t *testing.T) {
 	sum := 0.0
 	for _, p := range res.Order {
 		sum += p.Probability
-		switch name := p.Pod.Name; {
-		case name[0] == 'd':
+		switch name := p.Pod.Name; name[0] {
+		case 'd':
 			if !p.Certain || p.Probability != 1 || !p.Delete || p.Round != 1 {
 				t.Fatalf("%s: %+v", name, p)
 			}
-		case name[0] == 'k':
+		case 'k':
 			// Kept in every outcome: certain, which it was not before.
 			if !p.Certain || p.Probability != 0 || p.Delete {
 				t.Fatalf("%s: %+v", name, p)
