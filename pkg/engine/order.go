@@ -80,7 +80,8 @@ type Contenders struct {
 	Enumerated bool
 	Round      int
 	Trials     int
-	// joint is set only while composing: which sets of Pods can go.
+	// joint is which sets of Pods can go, for compose: set for ties, and
+	// for intransitive groups only while composing.
 	joint *joint
 }
 
@@ -181,9 +182,9 @@ func settleAcrossRounds(res *Result, in Input, pods []Pod) {
 		pl := &res.Order[i]
 		k := index[pl.Pod]
 		pl.Probability = min(1, max(0, prob[k]))
-		// The representative outcome is one of those followed, so it
-		// agrees with a certain fate; the check guards an intransitive
-		// round whose most likely pods are not a reachable set.
+		// A certain fate agrees with the outcome shown whenever that outcome
+		// is one of those followed; the check guards an intransitive round
+		// whose likeliest pods are not a set the sort can reach.
 		pl.Certain = fate[k] == fateDelete && pl.Delete || fate[k] == fateKeep && !pl.Delete
 		if pl.Certain {
 			pl.Probability = 0
