@@ -228,3 +228,27 @@ func TestRoundsAfterLargeOpenRound(t *testing.T) {
 		t.Fatalf("probabilities sum to %v, want 515", sum)
 	}
 }
+
+// TestRoundsSettleATie: one of three tied pods goes in round 1 and round 2
+// takes the other two, so every outcome deletes all three: certain, and
+// the tie is no longer an open group (it decided only the round).
+func TestRoundsSettleATie(t *testing.T) {
+	ready := now.Add(-time.Hour)
+	var pods []Pod
+	for i := range 499 {
+		pods = append(pods, newPod(fmt.Sprintf("down-%03d", i), fmt.Sprintf("d%03d", i)).node("z").notReady().pod())
+	}
+	for _, n := range []string{"t1", "t2", "t3"} {
+		pods = append(pods, newPod(n, n).node("a").readyAt(ready).createdAt(ready.Add(-time.Minute)).pod())
+	}
+	pods = append(pods, newPod("keep", "keep").node("a").readyAt(ready).cost("100").pod())
+	res := Predict(Input{Candidates: pods, Delete: 502, Now: now, Rules: rules37(t)})
+	if res.Rounds != 2 || !res.Certain || len(res.Contenders) != 0 {
+		t.Fatalf("rounds %d certain %v contenders %+v", res.Rounds, res.Certain, res.Contenders)
+	}
+	for _, p := range res.Order {
+		if want := p.Pod.Name != "keep"; p.Delete != want || p.Probability != map[bool]float64{true: 1}[want] || p.Group != -1 {
+			t.Fatalf("%s: delete %v p %v group %d", p.Pod.Name, p.Delete, p.Probability, p.Group)
+		}
+	}
+}

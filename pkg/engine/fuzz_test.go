@@ -114,6 +114,18 @@ func FuzzPredict(f *testing.F) {
 				}
 			}
 		}
+		open := make([]bool, len(res.Contenders))
+		for _, p := range res.Order {
+			if p.Group >= len(res.Contenders) {
+				t.Fatalf("%s: group %d of %d", p.Pod.Name, p.Group, len(res.Contenders))
+			}
+			if p.Group >= 0 && !p.Certain {
+				open[p.Group] = true
+			}
+		}
+		if i := slices.Index(open, false); i >= 0 {
+			t.Fatalf("group %d %v has no open member", i, res.Contenders[i].Pods)
+		}
 		if len(pods) <= 5 {
 			// Small enough to follow every input order of every round:
 			// the probabilities are exact, and certain means settled.

@@ -194,6 +194,29 @@ func settleAcrossRounds(res *Result, in Input, pods []Pod) {
 		}
 		res.Certain = res.Certain && pl.Certain
 	}
+	// A group whose members all end certain decides only the round, not
+	// a fate: it is no longer open.
+	open := make([]bool, len(res.Contenders))
+	for _, pl := range res.Order {
+		if pl.Group >= 0 && !pl.Certain {
+			open[pl.Group] = true
+		}
+	}
+	renumber := make([]int, len(res.Contenders))
+	kept := res.Contenders[:0]
+	for i, g := range res.Contenders {
+		renumber[i] = -1
+		if open[i] {
+			renumber[i] = len(kept)
+			kept = append(kept, g)
+		}
+	}
+	res.Contenders = kept
+	for i := range res.Order {
+		if g := res.Order[i].Group; g >= 0 {
+			res.Order[i].Group = renumber[g]
+		}
+	}
 }
 
 func pointers(pods []Pod) []*Pod {
