@@ -18,30 +18,25 @@ const maxStates = 1 << 15
 // are per position in universe; total is len(universe)!. ok is false when
 // the universe is too large or the states too many.
 func enumerate(c *Comparator, keys []key, universe []int, cut int) (counts []int64, total int64, ok bool) {
-	layer, ok := arrangements(c, keys, universe)
+	layer, _, ok := enumLayer(c, keys, universe)
 	if !ok {
 		return nil, 0, false
 	}
-	counts = make([]int64, len(universe))
-	for s, w := range layer {
-		for i := 0; i < cut && i < len(universe); i++ {
-			counts[arrangedAt(s, i)] += w
-		}
-		total += w
-	}
+	counts, total = cutCounts(layer, len(universe), cut)
 	return counts, total, true
 }
 
-// arrangedAt is the universe position at place i of an arrangement.
-func arrangedAt(s uint64, i int) int { return int(s>>(4*i)) & 0xf }
+// slot is element i of an arrangement: four bits per element, the first in
+// the lowest bits.
+func slot(s uint64, i int) int { return int(s>>(4*i)) & 0xf }
 
-// arrangements follows insertion sort over every input order of universe
-// and returns each final arrangement with the number of input orders that
-// reach it.
-func arrangements(c *Comparator, keys []key, universe []int) (map[uint64]int64, bool) {
+// enumLayer follows insertion sort over every input order of universe and
+// returns the final arrangements with how many input orders reach each,
+// and the insertions it followed (its cost).
+func enumLayer(c *Comparator, keys []key, universe []int) (layer map[uint64]int64, steps int, ok bool) {
 	n := len(universe)
 	if n > maxEnumerated || n == 0 {
-		return nil, false
+		return nil, 0, false
 	}
 	var less [maxEnumerated][maxEnumerated]bool
 	for i, a := range universe {
@@ -49,16 +44,16 @@ func arrangements(c *Comparator, keys []key, universe []int) (map[uint64]int64, 
 			less[i][j] = c.less(&keys[a], &keys[b])
 		}
 	}
-	// A state is an arrangement of positions in universe, four bits per
-	// element, the first in the lowest bits; its length is the step.
-	at := arrangedAt
-	layer := map[uint64]int64{0: 1}
+	// A state is an arrangement of positions in universe; its length is
+	// the step.
+	layer = map[uint64]int64{0: 1}
 	for t := 0; t < n; t++ {
+		steps += len(layer) * (n - t)
 		next := make(map[uint64]int64, len(layer)*2)
 		for s, w := range layer {
 			used := 0
 			for i := 0; i < t; i++ {
-				used |= 1 << at(s, i)
+				used |= 1 << slot(s, i)
 			}
 			for x := 0; x < n; x++ {
 				if used&(1<<x) != 0 {
@@ -67,7 +62,7 @@ func arrangements(c *Comparator, keys []key, universe []int) (map[uint64]int64, 
 				// insertionSort: the new element moves left while it is
 				// Less than its left neighbour.
 				j := t
-				for j > 0 && less[x][at(s, j-1)] {
+				for j > 0 && less[x][slot(s, j-1)] {
 					j--
 				}
 				low := s & (1<<(4*j) - 1)
@@ -76,9 +71,36 @@ func arrangements(c *Comparator, keys []key, universe []int) (map[uint64]int64, 
 			}
 		}
 		if len(next) > maxStates {
-			return nil, false
+			return nil, steps, false
 		}
 		layer = next
 	}
-	return layer, true
+	return layer, steps, true
+}
+
+// cutCounts counts, per position in universe, the input orders that end
+// with it among the first cut.
+func cutCounts(layer map[uint64]int64, n, cut int) (counts []int64, total int64) {
+	counts = make([]int64, n)
+	for s, w := range layer {
+		for i := 0; i < cut && i < n; i++ {
+			counts[slot(s, i)] += w
+		}
+		total += w
+	}
+	return counts, total
+}
+
+// cutSets is the joint outcome: how many input orders end with each set
+// of universe positions (a bit mask) among the first cut.
+func cutSets(layer map[uint64]int64, n, cut int) map[uint16]int64 {
+	sets := map[uint16]int64{}
+	for s, w := range layer {
+		var set uint16
+		for i := 0; i < cut && i < n; i++ {
+			set |= 1 << slot(s, i)
+		}
+		sets[set] += w
+	}
+	return sets
 }

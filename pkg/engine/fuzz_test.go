@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -62,7 +63,8 @@ func fuzzPods(data []byte) (pods []Pod, related map[string]int, del, burst, mino
 
 // FuzzPredict: on any pod set, each candidate is placed exactly once, the
 // right number go, certain fates have probability 0 or 1, and the
-// probabilities add up to the number deleted.
+// probabilities add up to the number deleted; on up to 5 pods they equal
+// the oracle's, over every input order of every round.
 func FuzzPredict(f *testing.F) {
 	f.Add([]byte{6, 16, 3, 0, 1})
 	f.Add([]byte{13, 0, 7, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0})
@@ -73,7 +75,8 @@ func FuzzPredict(f *testing.F) {
 		if err != nil {
 			t.Fatalf("rules for 1.%d: %v", minor, err)
 		}
-		res := Predict(Input{Candidates: pods, Related: related, Delete: del, Now: now, Rules: rs, Burst: burst, Seed: 1, Trials: 200})
+		in := Input{Candidates: pods, Related: related, Delete: del, Now: now, Rules: rs, Burst: burst, Seed: 1, Trials: 200}
+		res := Predict(in)
 		if len(res.Order) != len(pods) {
 			t.Fatalf("%d placed for %d candidates", len(res.Order), len(pods))
 		}
@@ -101,23 +104,40 @@ func FuzzPredict(f *testing.F) {
 		if deleted != del || res.Victims != del {
 			t.Fatalf("%d marked deleted, %d victims, want %d", deleted, res.Victims, del)
 		}
-		// Known limit (found by this target): when a burst-capped scale-in
-		// takes several rounds and an earlier round leaves a tie open, the
-		// later rounds' probabilities are per round, not overall, so their
-		// sum is not checked; those pods are marked uncertain.
-		multiRoundOpen := false
-		for _, g := range res.Contenders {
-			if g.Round < res.Rounds {
-				multiRoundOpen = true
-			}
-		}
-		if !multiRoundOpen && math.Abs(sum-float64(del)) > 1e-6 {
+		if math.Abs(sum-float64(del)) > 1e-9 {
 			t.Fatalf("probabilities sum to %v, want %d", sum, del)
 		}
 		if res.Certain {
 			for _, p := range res.Order {
 				if !p.Certain {
 					t.Fatalf("result certain but %s is not", p.Pod.Name)
+				}
+			}
+		}
+		open := make([]bool, len(res.Contenders))
+		for _, p := range res.Order {
+			if p.Group >= len(res.Contenders) {
+				t.Fatalf("%s: group %d of %d", p.Pod.Name, p.Group, len(res.Contenders))
+			}
+			if p.Group >= 0 && !p.Certain {
+				open[p.Group] = true
+			}
+		}
+		if i := slices.Index(open, false); i >= 0 {
+			t.Fatalf("group %d %v has no open member", i, res.Contenders[i].Pods)
+		}
+		if len(pods) <= 5 {
+			// Small enough to follow every input order of every round:
+			// the probabilities are exact, and certain means settled.
+			want := oracle(pods, related, del, in.burst(), &Comparator{Rules: rs, Now: now})
+			for _, p := range res.Order {
+				k := slices.IndexFunc(pods, func(q Pod) bool { return q.Name == p.Pod.Name })
+				if math.Abs(p.Probability-want[k]) > 1e-9 {
+					t.Fatalf("%s: probability %v, every order gives %v", p.Pod.Name, p.Probability, want[k])
+				}
+				settled := math.Abs(want[k]) < 1e-9 || math.Abs(want[k]-1) < 1e-9
+				if p.Certain && !settled {
+					t.Fatalf("%s certain, every order gives %v", p.Pod.Name, want[k])
 				}
 			}
 		}

@@ -40,6 +40,13 @@ type Input struct {
 	// hands the survivors on in the order it placed them, as the first
 	// version did; Predict must give the same Result without it.
 	resortAll bool
+	// composing: a branch of compose. Nothing is explained, and open
+	// groups record their joint outcome.
+	composing bool
+	// Joint: open groups record their joint outcome (see
+	// Contenders.Outcomes), for a caller whose later steps depend on which
+	// members went.
+	Joint bool
 }
 
 // Placed is one candidate's predicted fate.
@@ -48,7 +55,7 @@ type Placed struct {
 	Position    int // 1-based, in predicted deletion order
 	Delete      bool
 	Certain     bool
-	Probability float64 // of being deleted
+	Probability float64 // of being deleted, in any round
 	Round       int     // sync round that deletes it (0: kept)
 	// Next explains the comparison with the pod right after this one in
 	// the same round's sort; nil for the last pod or an unsorted round.
@@ -77,11 +84,9 @@ type Contenders struct {
 	Enumerated bool
 	Round      int
 	Trials     int
-	// Outcomes lists which members go together, with their chances;
-	// OutcomesPartial: some outcomes are left out (too many to list, or
-	// an estimate over too large a group).
-	Outcomes        []Outcome
-	OutcomesPartial bool
+	// joint is which sets of Pods can go, for compose: set for ties, and
+	// for intransitive groups only while composing.
+	joint *joint
 }
 
 // Result is the predicted order of one scale-in.
@@ -153,6 +158,9 @@ func Predict(in Input) Result {
 		}
 		active = next
 	}
+	if !in.FatesOnly && slices.ContainsFunc(res.Contenders, func(g Contenders) bool { return g.Round < res.Rounds }) {
+		settleAcrossRounds(&res, in, pods)
+	}
 	if in.Delete <= 0 {
 		for _, p := range active {
 			res.Order = append(res.Order, Placed{Pod: p, Certain: true, Group: -1})
@@ -162,6 +170,57 @@ func Predict(in Input) Result {
 		}
 	}
 	return res
+}
+
+// settleAcrossRounds replaces the fates shown for the representative
+// outcome of an open earlier round by those over every outcome (compose):
+// the overall probability, and certainty only where all outcomes agree.
+func settleAcrossRounds(res *Result, in Input, pods []Pod) {
+	prob, fate := compose(in)
+	index := make(map[*Pod]int, len(pods))
+	for i := range pods {
+		index[&pods[i]] = i
+	}
+	res.Certain = true
+	for i := range res.Order {
+		pl := &res.Order[i]
+		k := index[pl.Pod]
+		pl.Probability = min(1, max(0, prob[k]))
+		// A certain fate agrees with the outcome shown whenever that outcome
+		// is one of those followed; the check guards an intransitive round
+		// whose likeliest pods are not a set the sort can reach.
+		pl.Certain = fate[k] == fateDelete && pl.Delete || fate[k] == fateKeep && !pl.Delete
+		if pl.Certain {
+			pl.Probability = 0
+			if pl.Delete {
+				pl.Probability = 1
+			}
+		}
+		res.Certain = res.Certain && pl.Certain
+	}
+	// A group whose members all end certain decides only the round, not
+	// a fate: it is no longer open.
+	open := make([]bool, len(res.Contenders))
+	for _, pl := range res.Order {
+		if pl.Group >= 0 && !pl.Certain {
+			open[pl.Group] = true
+		}
+	}
+	renumber := make([]int, len(res.Contenders))
+	kept := res.Contenders[:0]
+	for i, g := range res.Contenders {
+		renumber[i] = -1
+		if open[i] {
+			renumber[i] = len(kept)
+			kept = append(kept, g)
+		}
+	}
+	res.Contenders = kept
+	for i := range res.Order {
+		if g := res.Order[i].Group; g >= 0 {
+			res.Order[i].Group = renumber[g]
+		}
+	}
 }
 
 func pointers(pods []Pod) []*Pod {
@@ -203,7 +262,8 @@ func placeRound(res *Result, active, shown []*Pod, d int, in Input, round int, e
 			placed[i].Round = round
 		}
 		if earlierOpen {
-			// Which pods the earlier round left depends on chance.
+			// Which pods the earlier round left depends on chance;
+			// settleAcrossRounds refines this unless FatesOnly.
 			placed[i].Certain = false
 		}
 		if !placed[i].Certain {
@@ -254,7 +314,7 @@ func analyze(active []*Pod, d int, in Input, round, groupBase int, explainAll bo
 		}
 		groups = settleClass(c, active, keys, idx, lo, hi, d, in, round, groupBase, placed)
 	}
-	if !in.FatesOnly {
+	if !in.FatesOnly && !in.composing {
 		explainPlaced(c, placed, keyOf, d, explainAll)
 	}
 	return placed, groups
@@ -387,27 +447,35 @@ func tieGroup(active []*Pod, members []int, from, m, round, groupBase int, place
 	slices.SortStableFunc(members, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
 	g := Contenders{Delete: m, Rule: rule, Reason: reason, Exact: true, Round: round}
 	p := float64(m) / float64(len(members))
+	pods := make([]*Pod, 0, len(members))
 	for i, k := range members {
 		pl := &placed[from+i]
 		pl.Pod, pl.Certain, pl.Probability, pl.Group = active[k], false, p, groupBase
 		g.Pods = append(g.Pods, active[k].Name)
+		pods = append(pods, active[k])
 	}
-	g.Outcomes, g.OutcomesPartial = tieOutcomes(g.Pods, m)
+	g.joint = &joint{members: pods, m: m, uniform: true}
 	return []Contenders{g}
 }
+
+// simulateFullLimit is the largest round simulated whole; past it only the
+// group is shuffled.
+const simulateFullLimit = 600
+
+// composeTrials caps the sort trials of a round followed by compose.
+const composeTrials = 200
 
 // simulate estimates fates in an intransitive group by running the
 // controller's own algorithm, Go's sort.Sort with the same comparator, over
 // random input orders of the whole round (or, for large rounds, of the
 // group alone, which is documented as an approximation).
 func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d int, in Input, round, groupBase int, placed []Placed, rule Rule, reason string) []Contenders {
-	const fullLimit = 600
 	// Shuffles start from name order, so that estimates do not depend on
 	// the order pods were listed in.
 	universe := slices.Clone(members)
 	slices.SortStableFunc(universe, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
 	cut := d - from
-	if len(active) <= fullLimit {
+	if len(active) <= simulateFullLimit {
 		universe = make([]int, len(active))
 		for i := range universe {
 			universe[i] = i
@@ -419,15 +487,27 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 	if trials <= 0 {
 		trials = min(2000, max(200, 200000/len(universe)))
 	}
+	if in.composing {
+		// Followed once per outcome of an earlier round: fewer trials.
+		trials = min(trials, composeTrials)
+	}
 	if in.FatesOnly {
 		trials = 0
 	}
+	enumSteps := 0 // a failed enumeration's cost
 	if !in.FatesOnly {
-		if layer, ok := arrangements(c, keys, universe); ok {
-			return enumerated(active, members, universe, layer, cut, from, d, round, groupBase, placed, rule, reason)
+		layer, steps, ok := enumLayer(c, keys, universe)
+		if ok {
+			counts, total := cutCounts(layer, len(universe), cut)
+			gs := enumerated(active, members, universe, counts, total, from, d, round, groupBase, placed, rule, reason)
+			if in.composing || in.Joint {
+				gs[0].joint = enumeratedJoint(active, members, universe, cutSets(layer, len(universe), cut), total, d-from)
+				gs[0].joint.cost = steps
+			}
+			return gs
 		}
+		enumSteps = steps
 	}
-	tally := newOutcomeTally(active, members)
 	rng := rand.New(rand.NewPCG(in.Seed, uint64(round)))
 	// Counted per key index in a slice: maps cost more than the sorts.
 	hits := make([]int, len(keys))
@@ -443,6 +523,11 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 		// same moves.
 		s = newTableSorter(c, keys, universe, work)
 	}
+	var sets *sampledSets
+	if (in.composing || in.Joint) && trials > 0 {
+		sets = newSampledSets(active, d-from)
+		sets.cost = enumSteps
+	}
 	for t := 0; t < trials; t++ {
 		copy(work, universe)
 		rng.Shuffle(len(work), func(i, j int) { work[i], work[j] = work[j], work[i] })
@@ -450,12 +535,15 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 		for _, k := range work[:cut] {
 			if inGroup[k] {
 				hits[k]++
+				sets.add(k)
 			}
 		}
-		tally.add(work[:cut], 1)
+		sets.end()
 	}
 	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Trials: trials}
-	g.Outcomes, g.OutcomesPartial = tally.outcomes()
+	if sets != nil {
+		g.joint = sets.joint(members, trials)
+	}
 	return placeOpen(active, members, from, d, groupBase, placed, g, func(k int) float64 {
 		if trials == 0 {
 			return float64(d-from) / float64(len(members))
@@ -466,23 +554,12 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 
 // enumerated places an intransitive group whose every input order was
 // followed (see enumerate): exact probabilities, no sampling.
-func enumerated(active []*Pod, members, universe []int, layer map[uint64]int64, cut, from, d, round, groupBase int, placed []Placed, rule Rule, reason string) []Contenders {
+func enumerated(active []*Pod, members, universe []int, counts []int64, total int64, from, d, round, groupBase int, placed []Placed, rule Rule, reason string) []Contenders {
 	count := make(map[int]int64, len(members))
-	var total int64
-	tally := newOutcomeTally(active, members)
-	before := make([]int, 0, cut)
-	for s, w := range layer {
-		before = before[:0]
-		for i := 0; i < cut && i < len(universe); i++ {
-			k := universe[arrangedAt(s, i)]
-			count[k] += w
-			before = append(before, k)
-		}
-		tally.add(before, float64(w))
-		total += w
+	for i, k := range universe {
+		count[k] = counts[i]
 	}
 	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Enumerated: true}
-	g.Outcomes, g.OutcomesPartial = tally.outcomes()
 	return placeOpen(active, members, from, d, groupBase, placed, g, func(k int) float64 {
 		return float64(count[k]) / float64(total)
 	})

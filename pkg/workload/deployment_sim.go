@@ -101,6 +101,7 @@ func newDepSim(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options
 	if err != nil {
 		return nil, fmt.Errorf("deployment %s has an invalid selector: %v", d.Name, err)
 	}
+	o.joint = true
 	sim := &depSim{d: d, o: o, sched: sched, gone: map[string]bool{}, certain: true, realized: map[string]string{},
 		pred: newPrediction(ref, replicasOf(d.Spec.Replicas), replicas, o)}
 	sim.collectReplicaSets(s, sel)

@@ -53,13 +53,13 @@ func (sim *depSim) realizeOpen(r *depRS, run *rsRun, later bool) {
 			kept = append(kept, run.contenders[gi])
 			continue
 		}
-		if len(g.Outcomes) == 0 || slices.ContainsFunc(g.Pods, isCreated) {
+		outcomes, partial := g.Outcomes(maxOutcomes)
+		if len(outcomes) == 0 || slices.ContainsFunc(g.Pods, isCreated) {
 			sim.partial = true
 			kept = append(kept, run.contenders[gi])
 			continue
 		}
-		outcomes := g.Outcomes
-		if g.OutcomesPartial {
+		if partial {
 			// Too many outcomes to follow: no certainty is claimed after
 			// this, and a few spread ones keep the chances in proportion
 			// at a bounded cost.
@@ -130,9 +130,12 @@ func sameNode(pods []prediction.Pod, byName map[string]int, names []string) bool
 	return true
 }
 
-// maxPartialOutcomes bounds the outcomes followed of a group that has too
-// many to list.
-const maxPartialOutcomes = 8
+// maxOutcomes bounds the outcomes of a group followed one by one;
+// maxPartialOutcomes, those followed of a group that has more.
+const (
+	maxOutcomes        = 64
+	maxPartialOutcomes = 8
+)
 
 // spread picks n outcomes evenly from a list (the cyclic windows of a large
 // tie, or the likeliest arrangements of a large group).

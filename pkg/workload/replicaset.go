@@ -130,7 +130,7 @@ func runReplicaSet(s *snapshot.Snapshot, t rsLike, c claimed, replicas int32, o 
 	}
 	related := relatedCounts(s, t, o, goneSet)
 	del := len(cands) - int(replicas)
-	in := engine.Input{Candidates: cands, Related: related, Delete: del, Now: o.Now, Rules: o.Rules, Seed: o.Seed}
+	in := engine.Input{Candidates: cands, Related: related, Delete: del, Now: o.Now, Rules: o.Rules, Seed: o.Seed, Joint: o.joint}
 	if t.deleting {
 		in.Delete = 0
 		out.warnings = append(out.warnings, fmt.Sprintf("%s %s is being deleted: its controller no longer manages replicas", t.kind, t.name))

@@ -26,6 +26,9 @@ type Options struct {
 	// branchOnly: a Deployment interleaving explored only for its fates;
 	// stableUntil is left to the full run of the most likely one.
 	branchOnly bool
+	// joint: open groups list their joint outcomes (a Deployment's later
+	// steps depend on which members went).
+	joint bool
 }
 
 // NotFoundError: the target is not in the snapshot.
