@@ -234,8 +234,15 @@ func resultLine(p *prediction.Prediction) string {
 			open++
 		}
 	}
+	// A pod can be in the open groups of two rounds: count it once.
+	seen := map[string]bool{}
 	for _, g := range p.Contenders {
-		openPods += len(g.Pods)
+		for _, n := range g.Pods {
+			if !seen[n] {
+				seen[n] = true
+				openPods++
+			}
+		}
 	}
 	s := fmt.Sprintf("%d pod(s) deleted: ", len(p.Victims))
 	if open == 0 {
