@@ -26,23 +26,24 @@ type grid struct {
 // wide) and returns its rows and the legend lines under the table.
 func buildRows(p *prediction.Prediction, opt TableOptions) (grid, []string) {
 	w := newWhy(p, opt)
+	ties := tieGroups(p)
 	var t grid
 	switch {
 	case p.StatefulSet != nil && !opt.Wide:
 		t.header = []string{"#", "POD", "ORDINAL", "PHASE", "READY", "FATE", "WHY"}
 		for _, pod := range p.Pods {
-			t.rows = append(t.rows, []string{position(pod), pod.Name, ordinal(pod), orDash(pod.Phase), readyWord(pod), fateCell(p, pod), w.cell(pod)})
+			t.rows = append(t.rows, []string{position(pod), pod.Name, ordinal(pod), orDash(pod.Phase), readyWord(pod), fateCell(ties, pod), w.cell(pod)})
 		}
 	case opt.compact():
 		t.header = []string{"#", "POD", "NODE", "STATUS", "FATE", "WHY"}
 		for _, pod := range p.Pods {
-			t.rows = append(t.rows, []string{position(pod), pod.Name, node(pod), status(pod), fateCell(p, pod), w.cell(pod)})
+			t.rows = append(t.rows, []string{position(pod), pod.Name, node(pod), status(pod), fateCell(ties, pod), w.cell(pod)})
 		}
 	case opt.Wide:
 		t.header = []string{"#", "POD", "NODE", "PHASE", "READY", "COST", "RANK", "READY AGE", "RESTARTS", "AGE", "FATE", "WHY", "DECIDED BY (vs next)",
 			"UID", "OWNER", "STEP", "CREATED", "READY SINCE", "BUCKETS r/c"}
 		for _, pod := range p.Pods {
-			t.rows = append(t.rows, wideRow(p, pod, w))
+			t.rows = append(t.rows, wideRow(p, ties, pod, w))
 		}
 		if p.StatefulSet != nil { // the ordinal decides there
 			t.header = slices.Insert(t.header, 2, "ORDINAL")
@@ -53,7 +54,7 @@ func buildRows(p *prediction.Prediction, opt TableOptions) (grid, []string) {
 	default:
 		t.header = []string{"#", "POD", "NODE", "STATUS", "RESTARTS", "AGE", "FATE", "WHY"}
 		for _, pod := range p.Pods {
-			t.rows = append(t.rows, []string{position(pod), pod.Name, node(pod), status(pod), restarts(pod), podAge(p, pod), fateCell(p, pod), w.cell(pod)})
+			t.rows = append(t.rows, []string{position(pod), pod.Name, node(pod), status(pod), restarts(pod), podAge(p, pod), fateCell(ties, pod), w.cell(pod)})
 		}
 	}
 	if !opt.Wide {
@@ -82,7 +83,7 @@ func fitWhy(t *grid, pods []prediction.Pod, w *why, width int) {
 	}
 }
 
-func wideRow(p *prediction.Prediction, pod prediction.Pod, w *why) []string {
+func wideRow(p *prediction.Prediction, ties []bool, pod prediction.Pod, w *why) []string {
 	cost := fmt.Sprint(pod.DeletionCost)
 	if pod.DeletionCostInvalid {
 		cost = fmt.Sprintf("0 (invalid %q)", pod.DeletionCostRaw)
@@ -96,7 +97,7 @@ func wideRow(p *prediction.Prediction, pod prediction.Pod, w *why) []string {
 		step += " " + pod.ReplicaSet
 	}
 	return []string{position(pod), pod.Name, node(pod), orDash(pod.Phase), readyWord(pod), cost, fmt.Sprint(pod.Rank), readyAge,
-		restarts(pod), podAge(p, pod), fateCell(p, pod), w.cell(pod), adjacent(pod),
+		restarts(pod), podAge(p, pod), fateCell(ties, pod), w.cell(pod), adjacent(pod),
 		pod.UID, orDash(pod.Owner), step, pod.Created.UTC().Format(time.RFC3339), since, bucket(pod.ReadyBucket) + "/" + bucket(pod.CreatedBucket)}
 }
 
