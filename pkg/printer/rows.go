@@ -1,6 +1,7 @@
 package printer
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
@@ -104,6 +106,82 @@ func wideRow(p *prediction.Prediction, ties []bool, pod prediction.Pod, w *why) 
 // render writes the table kubectl-style (no borders, two spaces between
 // columns) with the cut line after the last victim.
 func render(w io.Writer, p *prediction.Prediction, t grid) error {
+	cutAfter := 0 // rows before the cut line
+	for i, pod := range p.Pods {
+		if pod.Fate == prediction.FateDelete {
+			cutAfter = i + 1
+		}
+	}
+	lines, ok := plainLines(t)
+	if !ok {
+		var err error
+		if lines, err = tableLines(t); err != nil {
+			return err
+		}
+	}
+	bw := bufio.NewWriter(w)
+	for i, line := range lines {
+		bw.WriteString(line)
+		bw.WriteByte('\n')
+		if i == cutAfter && cutAfter > 0 && cutAfter < len(p.Pods) {
+			bw.WriteString(cutLine(p))
+			bw.WriteByte('\n')
+		}
+	}
+	return bw.Flush()
+}
+
+// plainLines lays the table out as tableLines does, in linear time (the
+// table writer takes about 0.4 s for 20,000 rows): each cell padded to its
+// column's display width plus two spaces, trailing spaces trimmed. It
+// declines (ok false) a cell with a control character (line breaks, tabs,
+// escapes), which the table writer treats specially.
+func plainLines(t grid) (lines []string, ok bool) {
+	widths := make([]int, len(t.header))
+	measure := func(row []string) bool {
+		if len(row) != len(widths) {
+			return false
+		}
+		for c, cell := range row {
+			for i := 0; i < len(cell); i++ {
+				if cell[i] < ' ' || cell[i] == 0x7f {
+					return false
+				}
+			}
+			widths[c] = max(widths[c], twwidth.Width(cell))
+		}
+		return true
+	}
+	if !measure(t.header) {
+		return nil, false
+	}
+	for _, r := range t.rows {
+		if !measure(r) {
+			return nil, false
+		}
+	}
+	lines = make([]string, 0, len(t.rows)+1)
+	var b strings.Builder
+	line := func(row []string) {
+		b.Reset()
+		for c, cell := range row {
+			b.WriteString(cell)
+			for range widths[c] - twwidth.Width(cell) + 2 {
+				b.WriteByte(' ')
+			}
+		}
+		lines = append(lines, strings.TrimRight(b.String(), " "))
+	}
+	line(t.header)
+	for _, r := range t.rows {
+		line(r)
+	}
+	return lines, true
+}
+
+// tableLines is the table as olekukonko/tablewriter lays it out, one
+// string per line, trailing spaces trimmed.
+func tableLines(t grid) ([]string, error) {
 	var buf bytes.Buffer
 	tbl := tablewriter.NewTable(&buf,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
@@ -119,27 +197,19 @@ func render(w io.Writer, p *prediction.Prediction, t grid) error {
 		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
 	)
 	tbl.Header(anyRow(t.header)...)
-	cutAfter := 0 // rows before the cut line
-	for i, pod := range p.Pods {
-		if pod.Fate == prediction.FateDelete {
-			cutAfter = i + 1
-		}
-		if err := tbl.Append(anyRow(t.rows[i])...); err != nil {
-			return err
+	for _, r := range t.rows {
+		if err := tbl.Append(anyRow(r)...); err != nil {
+			return nil, err
 		}
 	}
 	if err := tbl.Render(); err != nil {
-		return err
+		return nil, err
 	}
-	for i, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
-		if _, err := fmt.Fprintln(w, strings.TrimRight(line, " ")); err != nil {
-			return err
-		}
-		if i == cutAfter && cutAfter > 0 && cutAfter < len(p.Pods) {
-			fmt.Fprintln(w, cutLine(p))
-		}
+	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
 	}
-	return nil
+	return lines, nil
 }
 
 func cutLine(p *prediction.Prediction) string {
