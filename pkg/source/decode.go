@@ -233,11 +233,13 @@ func (st *streamer) flush() error {
 func decodeObject(in pending, ns string) decoded {
 	raw := in.raw
 	if in.yaml {
-		j, err := yaml.YAMLToJSON(raw)
-		if err != nil {
+		if j, ok := yamlItemToJSON(raw); ok {
+			raw = j
+		} else if j, err := yaml.YAMLToJSON(raw); err == nil {
+			raw = j
+		} else {
 			return decoded{err: errSlowPath}
 		}
-		raw = j
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
