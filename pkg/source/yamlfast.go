@@ -24,16 +24,17 @@ func yamlItemToJSON(item []byte) (out []byte, ok bool) {
 			return nil, false
 		}
 	}
-	p := &yamlFast{out: make([]byte, 0, len(item))}
-	for len(item) > 0 {
-		i := bytes.IndexByte(item, '\n')
-		var line []byte
+	text := string(item) // one copy; lines are slices of it
+	p := &yamlFast{out: make([]byte, 0, len(item)+len(item)/8), lines: make([]fastLine, 0, bytes.Count(item, []byte{'\n'})+1)}
+	for len(text) > 0 {
+		i := strings.IndexByte(text, '\n')
+		var line string
 		if i < 0 {
-			line, item = item, nil
+			line, text = text, ""
 		} else {
-			line, item = item[:i], item[i+1:]
+			line, text = text[:i], text[i+1:]
 		}
-		p.lines = append(p.lines, fastLine{raw: string(line)})
+		p.lines = append(p.lines, fastLine{raw: line})
 	}
 	for i := range p.lines {
 		l := &p.lines[i]
@@ -94,7 +95,8 @@ func isDashText(t string) bool { return t == "-" || strings.HasPrefix(t, "- ") }
 // mapping writes the block mapping whose keys sit at column indent.
 func (p *yamlFast) mapping(indent int) bool {
 	p.out = append(p.out, '{')
-	var keys []string
+	var buf [16]string
+	keys := buf[:0]
 	for p.i < len(p.lines) {
 		l := p.lines[p.i]
 		if l.indent < indent {
@@ -214,14 +216,15 @@ func (p *yamlFast) value(indent int, rest string, ofKey bool) bool {
 	case '\'':
 		s, ok = singleQuoted(rest)
 	default:
-		var v string
-		if v, ok = plainValue(rest); !ok {
+		v, ok := plainValue(rest)
+		if !ok || !p.noMore(indent) {
 			return false
 		}
-		if !p.noMore(indent) {
-			return false
+		if v == "" {
+			p.out = appendJSONString(p.out, rest)
+		} else {
+			p.out = append(p.out, v...)
 		}
-		p.out = append(p.out, v...)
 		return true
 	}
 	if !ok {
@@ -340,7 +343,7 @@ func keyString(k string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if v[0] == '"' {
+	if v == "" {
 		return k, true // resolved to the string k
 	}
 	if v == k && v[0] != 'n' && v[0] != 't' && v[0] != 'f' {
@@ -350,8 +353,9 @@ func keyString(k string) (string, bool) {
 }
 
 // plainValue resolves a plain scalar as yaml.v2 does (resolve.go) and
-// returns its JSON; floats, timestamps, non-canonical ints, and scalars
-// with indicators are declined.
+// returns its JSON, or "" when it is the string s itself; floats,
+// timestamps, non-canonical ints, and scalars with indicators are
+// declined.
 func plainValue(s string) (string, bool) {
 	switch s[0] {
 	case ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`':
@@ -397,7 +401,7 @@ func plainValue(s string) (string, bool) {
 			return "", false
 		}
 	}
-	return string(appendJSONString(nil, s)), true
+	return "", true
 }
 
 // looksLikeDate: yaml.v2 tries timestamps on scalars starting "NNNN-".
