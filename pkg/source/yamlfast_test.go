@@ -179,3 +179,22 @@ func TestYAMLFastMutations(t *testing.T) {
 	}
 	t.Logf("%d of %d edited items took the fast path", accepted, runs)
 }
+
+// FuzzStreamMatchesGeneralReader: whatever the streaming reader (with its
+// JSON scanner and the fast YAML conversion) takes, the general reader
+// reads to the same snapshot.
+func FuzzStreamMatchesGeneralReader(f *testing.F) {
+	var js, ys bytes.Buffer
+	if err := sourcetest.WriteJSON(&js, 2); err != nil {
+		f.Fatal(err)
+	}
+	if err := sourcetest.WriteYAML(&ys, 2); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(js.Bytes())
+	f.Add(ys.Bytes())
+	f.Add([]byte(`{"kind":"List","apiVersion":"v1","metadata":{},"items":[{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sameSnapshot(t, "fuzz", data, false)
+	})
+}
