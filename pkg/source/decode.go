@@ -462,6 +462,7 @@ type yamlDoc struct {
 	hadItems   bool
 	items      int
 	dashIndent int // the items' dash column, -1 until the first item
+	itemCol    int // where the item's content starts after its dash, -1 if on the next line
 	content    bool
 }
 
@@ -495,8 +496,17 @@ func (st *streamer) yamlLine(d *yamlDoc, line []byte) error {
 			// "- key: v" becomes "  key: v": the item's mapping, indented.
 			d.item = append(d.item, line...)
 			d.item[indent] = ' '
+			d.itemCol = -1
+			if rest := bytes.TrimLeft(trimmed[1:], " "); len(rest) > 0 {
+				d.itemCol = len(body) - len(rest)
+			}
 			return nil
 		case d.dashIndent >= 0 && indent > d.dashIndent && d.item != nil:
+			if indent < d.itemCol {
+				// Left of the item's content: not valid YAML, though the
+				// item alone might read; the general reader words the error.
+				return errSlowPath
+			}
 			d.item = append(d.item, line...)
 			return nil
 		case indent > 0:
