@@ -32,11 +32,12 @@ check-long: test e2e packaging-test oracles-check conformance-long inprocess-lon
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-scale_preview
 
-# Unit and CLI tests, then every engine benchmark once in short mode so
-# they keep compiling and running (figures come from `make bench`).
+# Unit and CLI tests, then every engine and file-reader benchmark once in
+# short mode so they keep compiling and running (figures come from `make
+# bench` and docs/performance.md).
 unit:
 	$(GO) test ./...
-	$(GO) test -short -run '^$$' -bench . -benchtime 1x ./pkg/engine/
+	$(GO) test -short -run '^$$' -bench . -benchtime 1x ./pkg/engine/ ./pkg/source/
 
 # The engine against k8s.io/kubernetes' own ActivePodsWithRanks (1.37,
 # in process) and against the recorded answers of older releases
@@ -44,6 +45,7 @@ unit:
 # check instead of 3,000.
 conformance-short:
 	cd test && $(GO) test -count=1 -short -v ./conformance/
+	cd test && $(GO) test -count=1 -short -run '^$$' -bench . -benchtime 1x ./conformance/
 
 conformance-long:
 	cd test && $(GO) test -count=1 -v -timeout 30m ./conformance/
