@@ -121,11 +121,12 @@ func render(w io.Writer, p *prediction.Prediction, t grid) error {
 	}
 	bw := bufio.NewWriter(w)
 	for i, line := range lines {
-		bw.WriteString(line)
-		bw.WriteByte('\n')
+		// A bufio.Writer's first error sticks: Flush reports it.
+		_, _ = bw.WriteString(line)
+		_ = bw.WriteByte('\n')
 		if i == cutAfter && cutAfter > 0 && cutAfter < len(p.Pods) {
-			bw.WriteString(cutLine(p))
-			bw.WriteByte('\n')
+			_, _ = bw.WriteString(cutLine(p))
+			_ = bw.WriteByte('\n')
 		}
 	}
 	return bw.Flush()

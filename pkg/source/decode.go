@@ -72,7 +72,7 @@ func (st *streamer) jsonStream(r io.Reader) error {
 		if err != nil || c != '{' {
 			return errSlowPath
 		}
-		sc.r.Discard(1)
+		sc.skip()
 		if err := st.jsonObject(sc); err != nil {
 			return err
 		}
@@ -88,7 +88,7 @@ func (st *streamer) jsonObject(sc *jsonScanner) error {
 	if c, err := sc.next(); err != nil {
 		return errSlowPath
 	} else if c == '}' {
-		sc.r.Discard(1)
+		sc.skip()
 		return st.push([]byte("{}"), false)
 	}
 	for {
@@ -120,7 +120,7 @@ func (st *streamer) jsonObject(sc *jsonScanner) error {
 				if err != nil {
 					return errSlowPath
 				}
-				sc.r.Discard(1)
+				sc.skip()
 				if c == ']' {
 					break
 				}
@@ -150,7 +150,7 @@ func (st *streamer) jsonObject(sc *jsonScanner) error {
 		if err != nil {
 			return errSlowPath
 		}
-		sc.r.Discard(1)
+		sc.skip()
 		if c == '}' {
 			break
 		}
@@ -184,17 +184,20 @@ func (sc *jsonScanner) next() (byte, error) {
 		case ' ', '\t', '\n', '\r':
 			continue
 		}
-		sc.r.UnreadByte()
+		_ = sc.r.UnreadByte() // the byte just read: cannot fail
 		return c, nil
 	}
 }
+
+// skip consumes the byte next peeked at (buffered: cannot fail).
+func (sc *jsonScanner) skip() { _, _ = sc.r.Discard(1) }
 
 // expect consumes white space and the byte c.
 func (sc *jsonScanner) expect(c byte) error {
 	if got, err := sc.next(); err != nil || got != c {
 		return errSlowPath
 	}
-	sc.r.Discard(1)
+	sc.skip()
 	return nil
 }
 
@@ -229,7 +232,7 @@ func (sc *jsonScanner) value() ([]byte, error) {
 						return nil, errSlowPath
 					}
 					out = append(out, buf[:i]...)
-					sc.r.Discard(i)
+					_, _ = sc.r.Discard(i) // buffered: cannot fail
 					return out, nil
 				}
 				continue
@@ -264,11 +267,11 @@ func (sc *jsonScanner) value() ([]byte, error) {
 			}
 			// The value ends at i.
 			out = append(out, buf[:i+1]...)
-			sc.r.Discard(i + 1)
+			_, _ = sc.r.Discard(i + 1)
 			return out, nil
 		}
 		out = append(out, buf...)
-		sc.r.Discard(len(buf))
+		_, _ = sc.r.Discard(len(buf))
 	}
 }
 
