@@ -192,7 +192,7 @@ packaging-check: $(GORELEASER_STAMP)
 # Measures the plugin on a 5,000-pod Deployment against `kubectl get pods
 # -o json` (median wall and CPU of 5, peak RSS, JSON size); prints a
 # `scale 5000 pods:` line. E2E_SCALE_PODS=5000,50000 measures both sizes in
-# one run (about an hour on 2 cores).
+# one run (about 25 minutes on 2 cores).
 e2e-scale:
 	cd test && E2E_SCALE=1 $(GO) test -count=1 -v -run '^TestScale5000$$' -timeout 150m ./e2e/
 
