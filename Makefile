@@ -32,11 +32,12 @@ check-long: test e2e packaging-test oracles-check conformance-long inprocess-lon
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-scale_preview
 
-# Unit and CLI tests, then every engine benchmark once in short mode so
-# they keep compiling and running (figures come from `make bench`).
+# Unit and CLI tests, then every engine and file-reader benchmark once in
+# short mode so they keep compiling and running (figures come from `make
+# bench` and docs/performance.md).
 unit:
 	$(GO) test ./...
-	$(GO) test -short -run '^$$' -bench . -benchtime 1x ./pkg/engine/
+	$(GO) test -short -run '^$$' -bench . -benchtime 1x ./pkg/engine/ ./pkg/source/
 
 # The engine against k8s.io/kubernetes' own ActivePodsWithRanks (1.37,
 # in process) and against the recorded answers of older releases
@@ -44,6 +45,7 @@ unit:
 # check instead of 3,000.
 conformance-short:
 	cd test && $(GO) test -count=1 -short -v ./conformance/
+	cd test && $(GO) test -count=1 -short -run '^$$' -bench . -benchtime 1x ./conformance/
 
 conformance-long:
 	cd test && $(GO) test -count=1 -v -timeout 30m ./conformance/
@@ -188,9 +190,11 @@ packaging-check: $(GORELEASER_STAMP)
 .PHONY: e2e-scale demo-cluster e2e-steering e2e-rollout
 
 # Measures the plugin on a 5,000-pod Deployment against `kubectl get pods
-# -o json` (median of 5, peak RSS, JSON size); prints a `scale5000:` line.
+# -o json` (median wall and CPU of 5, peak RSS, JSON size); prints a
+# `scale 5000 pods:` line. E2E_SCALE_PODS=5000,50000 measures both sizes in
+# one run (about 25 minutes on 2 cores).
 e2e-scale:
-	cd test && E2E_SCALE=1 $(GO) test -count=1 -v -run '^TestScale5000$$' -timeout 60m ./e2e/
+	cd test && E2E_SCALE=1 $(GO) test -count=1 -v -run '^TestScale5000$$' -timeout 150m ./e2e/
 
 # Starts the local control plane with a mid-rollout Deployment and a
 # StatefulSet, prints the kubeconfig and sample commands; Ctrl-C stops it.

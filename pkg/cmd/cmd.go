@@ -275,6 +275,9 @@ func (o *Options) completePrinter() error {
 			strings.Join(append([]string{"wide"}, o.PrintFlags.AllowedFormats()...), ", "))
 	}
 	o.printer = p
+	if *o.PrintFlags.OutputFormat == "json" {
+		o.printer = streamJSON{kubectl: p}
+	}
 	return nil
 }
 

@@ -83,6 +83,10 @@ func victimSet(sub Input, now time.Time) string {
 // returns the first at which the outcome differs from now's.
 func firstChange(sub Input, now time.Time) (*time.Time, bool) {
 	base := victimSet(sub, now)
+	// Predict depends on the time only through comparisons of log2
+	// buckets, so instants whose buckets order the pods alike give the
+	// same victims: each such pattern is evaluated once.
+	same := map[string]bool{bucketPattern(sub.Candidates, now): true}
 	h := &crossings{}
 	for _, p := range sub.Candidates {
 		if p.Ready && !p.ReadyTime.IsZero() {
@@ -102,12 +106,41 @@ func firstChange(sub Input, now time.Time) (*time.Time, bool) {
 			return &last, true
 		}
 		last = e.at
-		if victimSet(sub, e.at) != base {
-			return &e.at, false
+		if pat := bucketPattern(sub.Candidates, e.at); !same[pat] {
+			if victimSet(sub, e.at) != base {
+				return &e.at, false
+			}
+			same[pat] = true
 		}
 		h.push(e.t, e.at)
 	}
 	return nil, false
+}
+
+// bucketPattern is how the pods' ready buckets, and their creation
+// buckets, compare at now: each bucket replaced by its rank among the
+// distinct buckets of its kind.
+func bucketPattern(pods []Pod, now time.Time) string {
+	ready := make([]int64, len(pods))
+	created := make([]int64, len(pods))
+	for i, p := range pods {
+		ready[i], created[i] = -2, -2 // zero times are not compared by bucket
+		if !p.ReadyTime.IsZero() {
+			ready[i] = Bucket(p.ReadyTime, now)
+		}
+		if !p.Created.IsZero() {
+			created[i] = Bucket(p.Created, now)
+		}
+	}
+	b := make([]byte, 0, 2*len(pods))
+	for _, bs := range [][]int64{ready, created} {
+		distinct := slices.Compact(slices.Sorted(slices.Values(bs)))
+		for _, x := range bs {
+			r, _ := slices.BinarySearch(distinct, x)
+			b = append(b, byte(r), byte(r>>8))
+		}
+	}
+	return string(b)
 }
 
 // nextCrossing is the first instant after now at which Bucket(t, ·) grows.

@@ -205,7 +205,7 @@ func TestFateCell(t *testing.T) {
 		{prediction.FateDelete, 0.9999, "DELETE >99%"}, {prediction.FateKeep, 0.0001, "keep <1%"},
 		{prediction.FateTerminating, 0, "terminating"},
 	} {
-		if got := fateCell(p, prediction.Pod{Fate: tc.fate, DeleteProbability: tc.prob}); got != tc.want {
+		if got := fateCell(tieGroups(p), prediction.Pod{Fate: tc.fate, DeleteProbability: tc.prob}); got != tc.want {
 			t.Errorf("%s %v: %q, want %q", tc.fate, tc.prob, got, tc.want)
 		}
 	}

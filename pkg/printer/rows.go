@@ -1,6 +1,7 @@
 package printer
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
@@ -26,23 +28,24 @@ type grid struct {
 // wide) and returns its rows and the legend lines under the table.
 func buildRows(p *prediction.Prediction, opt TableOptions) (grid, []string) {
 	w := newWhy(p, opt)
+	ties := tieGroups(p)
 	var t grid
 	switch {
 	case p.StatefulSet != nil && !opt.Wide:
 		t.header = []string{"#", "POD", "ORDINAL", "PHASE", "READY", "FATE", "WHY"}
 		for _, pod := range p.Pods {
-			t.rows = append(t.rows, []string{position(pod), pod.Name, ordinal(pod), orDash(pod.Phase), readyWord(pod), fateCell(p, pod), w.cell(pod)})
+			t.rows = append(t.rows, []string{position(pod), pod.Name, ordinal(pod), orDash(pod.Phase), readyWord(pod), fateCell(ties, pod), w.cell(pod)})
 		}
 	case opt.compact():
 		t.header = []string{"#", "POD", "NODE", "STATUS", "FATE", "WHY"}
 		for _, pod := range p.Pods {
-			t.rows = append(t.rows, []string{position(pod), pod.Name, node(pod), status(pod), fateCell(p, pod), w.cell(pod)})
+			t.rows = append(t.rows, []string{position(pod), pod.Name, node(pod), status(pod), fateCell(ties, pod), w.cell(pod)})
 		}
 	case opt.Wide:
 		t.header = []string{"#", "POD", "NODE", "PHASE", "READY", "COST", "RANK", "READY AGE", "RESTARTS", "AGE", "FATE", "WHY", "DECIDED BY (vs next)",
 			"UID", "OWNER", "STEP", "CREATED", "READY SINCE", "BUCKETS r/c"}
 		for _, pod := range p.Pods {
-			t.rows = append(t.rows, wideRow(p, pod, w))
+			t.rows = append(t.rows, wideRow(p, ties, pod, w))
 		}
 		if p.StatefulSet != nil { // the ordinal decides there
 			t.header = slices.Insert(t.header, 2, "ORDINAL")
@@ -53,7 +56,7 @@ func buildRows(p *prediction.Prediction, opt TableOptions) (grid, []string) {
 	default:
 		t.header = []string{"#", "POD", "NODE", "STATUS", "RESTARTS", "AGE", "FATE", "WHY"}
 		for _, pod := range p.Pods {
-			t.rows = append(t.rows, []string{position(pod), pod.Name, node(pod), status(pod), restarts(pod), podAge(p, pod), fateCell(p, pod), w.cell(pod)})
+			t.rows = append(t.rows, []string{position(pod), pod.Name, node(pod), status(pod), restarts(pod), podAge(p, pod), fateCell(ties, pod), w.cell(pod)})
 		}
 	}
 	if !opt.Wide {
@@ -82,7 +85,7 @@ func fitWhy(t *grid, pods []prediction.Pod, w *why, width int) {
 	}
 }
 
-func wideRow(p *prediction.Prediction, pod prediction.Pod, w *why) []string {
+func wideRow(p *prediction.Prediction, ties []bool, pod prediction.Pod, w *why) []string {
 	cost := fmt.Sprint(pod.DeletionCost)
 	if pod.DeletionCostInvalid {
 		cost = fmt.Sprintf("0 (invalid %q)", pod.DeletionCostRaw)
@@ -96,13 +99,90 @@ func wideRow(p *prediction.Prediction, pod prediction.Pod, w *why) []string {
 		step += " " + pod.ReplicaSet
 	}
 	return []string{position(pod), pod.Name, node(pod), orDash(pod.Phase), readyWord(pod), cost, fmt.Sprint(pod.Rank), readyAge,
-		restarts(pod), podAge(p, pod), fateCell(p, pod), w.cell(pod), adjacent(pod),
+		restarts(pod), podAge(p, pod), fateCell(ties, pod), w.cell(pod), adjacent(pod),
 		pod.UID, orDash(pod.Owner), step, pod.Created.UTC().Format(time.RFC3339), since, bucket(pod.ReadyBucket) + "/" + bucket(pod.CreatedBucket)}
 }
 
 // render writes the table kubectl-style (no borders, two spaces between
 // columns) with the cut line after the last victim.
 func render(w io.Writer, p *prediction.Prediction, t grid) error {
+	cutAfter := 0 // rows before the cut line
+	for i, pod := range p.Pods {
+		if pod.Fate == prediction.FateDelete {
+			cutAfter = i + 1
+		}
+	}
+	lines, ok := plainLines(t)
+	if !ok {
+		var err error
+		if lines, err = tableLines(t); err != nil {
+			return err
+		}
+	}
+	bw := bufio.NewWriter(w)
+	for i, line := range lines {
+		// A bufio.Writer's first error sticks: Flush reports it.
+		_, _ = bw.WriteString(line)
+		_ = bw.WriteByte('\n')
+		if i == cutAfter && cutAfter > 0 && cutAfter < len(p.Pods) {
+			_, _ = bw.WriteString(cutLine(p))
+			_ = bw.WriteByte('\n')
+		}
+	}
+	return bw.Flush()
+}
+
+// plainLines lays the table out as tableLines does, in linear time (the
+// table writer takes about 0.4 s for 20,000 rows): each cell padded to its
+// column's display width plus two spaces, trailing spaces trimmed. It
+// declines (ok false) a cell with a control character (line breaks, tabs,
+// escapes), which the table writer treats specially.
+func plainLines(t grid) (lines []string, ok bool) {
+	widths := make([]int, len(t.header))
+	measure := func(row []string) bool {
+		if len(row) != len(widths) {
+			return false
+		}
+		for c, cell := range row {
+			for i := 0; i < len(cell); i++ {
+				if cell[i] < ' ' || cell[i] == 0x7f {
+					return false
+				}
+			}
+			widths[c] = max(widths[c], twwidth.Width(cell))
+		}
+		return true
+	}
+	if !measure(t.header) {
+		return nil, false
+	}
+	for _, r := range t.rows {
+		if !measure(r) {
+			return nil, false
+		}
+	}
+	lines = make([]string, 0, len(t.rows)+1)
+	var b strings.Builder
+	line := func(row []string) {
+		b.Reset()
+		for c, cell := range row {
+			b.WriteString(cell)
+			for range widths[c] - twwidth.Width(cell) + 2 {
+				b.WriteByte(' ')
+			}
+		}
+		lines = append(lines, strings.TrimRight(b.String(), " "))
+	}
+	line(t.header)
+	for _, r := range t.rows {
+		line(r)
+	}
+	return lines, true
+}
+
+// tableLines is the table as olekukonko/tablewriter lays it out, one
+// string per line, trailing spaces trimmed.
+func tableLines(t grid) ([]string, error) {
 	var buf bytes.Buffer
 	tbl := tablewriter.NewTable(&buf,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
@@ -118,27 +198,19 @@ func render(w io.Writer, p *prediction.Prediction, t grid) error {
 		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
 	)
 	tbl.Header(anyRow(t.header)...)
-	cutAfter := 0 // rows before the cut line
-	for i, pod := range p.Pods {
-		if pod.Fate == prediction.FateDelete {
-			cutAfter = i + 1
-		}
-		if err := tbl.Append(anyRow(t.rows[i])...); err != nil {
-			return err
+	for _, r := range t.rows {
+		if err := tbl.Append(anyRow(r)...); err != nil {
+			return nil, err
 		}
 	}
 	if err := tbl.Render(); err != nil {
-		return err
+		return nil, err
 	}
-	for i, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
-		if _, err := fmt.Fprintln(w, strings.TrimRight(line, " ")); err != nil {
-			return err
-		}
-		if i == cutAfter && cutAfter > 0 && cutAfter < len(p.Pods) {
-			fmt.Fprintln(w, cutLine(p))
-		}
+	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
 	}
-	return nil
+	return lines, nil
 }
 
 func cutLine(p *prediction.Prediction) string {

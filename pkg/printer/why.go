@@ -171,13 +171,13 @@ func adjacent(pod prediction.Pod) string {
 // fateCell shows every pod's chance of deletion the same way: the fate in
 // the predicted outcome (or "tie" where equal chances decide) and the
 // percentage. A percentage strictly between 0 and 1 never prints as 0% or
-// 100%.
-func fateCell(p *prediction.Prediction, pod prediction.Pod) string {
+// 100%. ties is tieGroups(p).
+func fateCell(ties []bool, pod prediction.Pod) string {
 	var word string
 	switch {
 	case pod.Fate != prediction.FateDelete && pod.Fate != prediction.FateKeep:
 		return pod.Fate
-	case isTie(p, pod):
+	case isTie(ties, pod):
 		word = "tie"
 	case pod.Fate == prediction.FateDelete:
 		word = "DELETE"
@@ -203,29 +203,36 @@ func percent(x float64) string {
 
 // isTie: the pod's open choice gives every member the same chance, so no
 // outcome is likelier than another.
-func isTie(p *prediction.Prediction, pod prediction.Pod) bool {
-	if pod.ContenderGroup == nil || *pod.ContenderGroup >= len(p.Contenders) {
-		return false
-	}
-	return groupIsTie(p, p.Contenders[*pod.ContenderGroup])
+func isTie(ties []bool, pod prediction.Pod) bool {
+	return pod.ContenderGroup != nil && *pod.ContenderGroup >= 0 && *pod.ContenderGroup < len(ties) && ties[*pod.ContenderGroup]
 }
 
-func groupIsTie(p *prediction.Prediction, g prediction.ContenderGroup) bool {
-	probs := map[string]float64{}
+// tieGroups tells, for each contender group, whether it is a tie. The
+// chances are looked up once for all groups (per pod, this was quadratic).
+func tieGroups(p *prediction.Prediction) []bool {
+	if len(p.Contenders) == 0 {
+		return nil
+	}
+	probs := make(map[string]float64, len(p.Pods))
 	for _, pod := range p.Pods {
 		probs[pod.Name] = pod.DeleteProbability
 	}
-	for _, n := range g.Pods {
-		if math.Abs(probs[n]-probs[g.Pods[0]]) > 1e-9 {
-			return false
+	ties := make([]bool, len(p.Contenders))
+	for i, g := range p.Contenders {
+		ties[i] = len(g.Pods) > 1
+		for _, n := range g.Pods {
+			if math.Abs(probs[n]-probs[g.Pods[0]]) > 1e-9 {
+				ties[i] = false
+				break
+			}
 		}
 	}
-	return len(g.Pods) > 1
+	return ties
 }
 
 func allTies(p *prediction.Prediction) bool {
-	for _, g := range p.Contenders {
-		if !groupIsTie(p, g) {
+	for _, t := range tieGroups(p) {
+		if !t {
 			return false
 		}
 	}

@@ -258,7 +258,7 @@ func (l *Live) optional(ns string, s *snapshot.Snapshot, mu *sync.Mutex) []optio
 			var nodes []*corev1.Node
 			err := listPaged(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return l.Client.CoreV1().Nodes().List(ctx, o)
-			}, func(obj runtime.Object) {
+			}, func() { nodes = nodes[:0] }, func(obj runtime.Object) {
 				n := obj.(*corev1.Node)
 				// Only the zone label is used.
 				nodes = append(nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: map[string]string{"topology.kubernetes.io/zone": n.Labels["topology.kubernetes.io/zone"]}}})
@@ -282,29 +282,74 @@ func appendLocked[T any](mu *sync.Mutex, dst *[]*T, items []T) {
 	}
 }
 
-// listPaged lists in pages of pageSize with client-go's pager, which falls
-// back to one full list when a continue token expires (410 Gone).
-func listPaged(ctx context.Context, opts metav1.ListOptions, page pager.ListPageFunc, each func(runtime.Object)) error {
-	p := pager.New(page)
-	p.PageSize = pageSize
-	list, _, err := p.List(ctx, opts)
-	if err != nil {
-		return err
+// listPaged lists in pages of pageSize and hands each item to each as its
+// page arrives, so that only a page or two is held whole (the next page is
+// fetched while this one is handled). Like client-go's pager, it falls back
+// to one full list when a continue token expires (410 Gone); the items
+// already handed over are then handed over again, after reset.
+func listPaged(ctx context.Context, opts metav1.ListOptions, page pager.ListPageFunc, reset func(), each func(runtime.Object)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		list    runtime.Object
+		err     error
+		restart bool // the full list follows: drop what came before
 	}
-	return meta.EachListItem(list, func(obj runtime.Object) error {
-		each(obj)
-		return nil
-	})
+	pages := make(chan result, 1)
+	go func() {
+		defer close(pages)
+		o := opts
+		o.Limit = pageSize
+		for {
+			list, err := page(ctx, o)
+			restart := false
+			if err != nil && apierrors.IsResourceExpired(err) && o.Continue != "" {
+				list, err = page(ctx, opts) // the full list, as the pager does
+				o.Continue, restart = "", true
+			} else if err == nil {
+				var m metav1.ListInterface
+				if m, err = meta.ListAccessor(list); err == nil {
+					o.Continue = m.GetContinue()
+				}
+			}
+			select {
+			case pages <- result{list, err, restart}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || o.Continue == "" {
+				return
+			}
+		}
+	}()
+	for r := range pages {
+		if r.err != nil {
+			return r.err
+		}
+		if r.restart {
+			reset()
+		}
+		if err := meta.EachListItem(r.list, func(obj runtime.Object) error {
+			each(obj)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
 }
 
 // listAs is listPaged for one item type: each item goes through trim
-// (what the prediction never reads is dropped) and is returned.
+// (what the prediction never reads is dropped) and is kept as a copy of
+// its own, so that no page's item array stays alive.
 func listAs[T any](ctx context.Context, opts metav1.ListOptions, page pager.ListPageFunc, trim func(*T)) ([]*T, error) {
 	var out []*T
-	err := listPaged(ctx, opts, page, func(obj runtime.Object) {
+	err := listPaged(ctx, opts, page, func() { out = out[:0] }, func(obj runtime.Object) {
 		x := any(obj).(*T)
 		trim(x)
-		out = append(out, x)
+		c := new(T)
+		*c = *x
+		out = append(out, c)
 	})
 	return out, err
 }

@@ -612,6 +612,8 @@ func (sim *depSim) listSurvivors() {
 		listed[p.Name] = true
 	}
 	var uncounted []prediction.Pod
+	// Counted once: recounting for every kept pod was quadratic.
+	n := positioned(pred.Pods)
 	for _, r := range sim.rss {
 		run := r.last
 		if run == nil {
@@ -626,7 +628,8 @@ func (sim *depSim) listSurvivors() {
 			listed[pp.Name] = true
 			if pp.Fate == prediction.FateKeep {
 				pp.ReplicaSet = r.rs.Name
-				pp.Position = positioned(pred.Pods) + 1
+				n++
+				pp.Position = n
 				pred.Pods = append(pred.Pods, pp)
 			} else {
 				uncounted = append(uncounted, pp)

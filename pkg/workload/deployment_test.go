@@ -3,6 +3,7 @@ package workload
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -408,5 +409,43 @@ func TestDeploymentTieCutByScaleTakenByRollout(t *testing.T) {
 	overtakenOnly(t, p, "web-new-p1")
 	if len(p.Contenders) != 1 || len(p.Contenders[0].Pods) != 1 {
 		t.Errorf("contenders %+v", p.Contenders)
+	}
+}
+
+// listSurvivors counts positioned pods once and numbers on from there; the
+// reference numbers each kept pod by recounting the pods listed before it
+// (the former quadratic code). Random mid-rollout fleets with terminating
+// pods, scaled to random sizes, must agree pod for pod.
+func TestDeploymentPositionsMatchRecount(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 1))
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + rng.IntN(40)
+		d := mkDeploy(int32(n), int32(n), "25%", "25%")
+		s := &snapshot.Snapshot{Deployments: []*appsv1.Deployment{d}}
+		for r, h := range []string{"v0", "v1", "v2"}[:1+rng.IntN(3)] {
+			image := "web:1"
+			if h == "v2" || rng.IntN(3) == 0 {
+				image = "web:2"
+			}
+			size := rng.IntN(n + 1)
+			rs := mkDepRS(d, h, image, int32(size), time.Duration(30-10*r)*24*time.Hour, int32(n), int32(n+n/4))
+			s.ReplicaSets = append(s.ReplicaSets, rs)
+			for i := 0; i < size+rng.IntN(3); i++ {
+				p := rsPod(fmt.Sprintf("%s-%d", rs.Name, i), rs).on(fmt.Sprintf("node-%d", rng.IntN(5))).readyFor(readyAges[rng.IntN(len(readyAges))])
+				if rng.IntN(6) == 0 {
+					p = p.terminating()
+				}
+				s.Pods = append(s.Pods, p.pod())
+			}
+		}
+		p := predictOK(t, s, snapshot.Deployment, "web", int32(rng.IntN(n+1)), rules37(t))
+		for i, pp := range p.Pods {
+			if pp.Position == 0 {
+				continue
+			}
+			if want := positioned(p.Pods[:i]) + 1; pp.Position != want {
+				t.Fatalf("trial %d: pod %d (%s) has position %d, recount gives %d", trial, i, pp.Name, pp.Position, want)
+			}
+		}
 	}
 }

@@ -107,10 +107,21 @@ func isTerminating(p *corev1.Pod) bool {
 }
 
 func ownerText(p *corev1.Pod) string {
-	if c := metav1.GetControllerOf(p); c != nil {
+	if c := controllerOf(p); c != nil {
 		return c.Kind + "/" + c.Name
 	}
 	return ""
+}
+
+// controllerOf is metav1.GetControllerOf without the copy and the
+// interface call: it runs for every pod in every round.
+func controllerOf(p *corev1.Pod) *metav1.OwnerReference {
+	for i := range p.OwnerReferences {
+		if r := &p.OwnerReferences[i]; r.Controller != nil && *r.Controller {
+			return r
+		}
+	}
+	return nil
 }
 
 // claimed is the outcome of PodControllerRefManager.ClaimPods for one
@@ -130,7 +141,7 @@ func claim(pods []*corev1.Pod, namespace, uid string, sel labels.Selector) claim
 			continue
 		}
 		matches := sel.Matches(labels.Set(p.Labels))
-		ctrl := metav1.GetControllerOf(p)
+		ctrl := controllerOf(p)
 		switch {
 		case ctrl != nil && string(ctrl.UID) == uid:
 			switch {

@@ -241,6 +241,9 @@ func startControlPlane(binDir string) (cp *controlPlane, err error) {
 		"--initial-cluster", "e2e="+peerURL,
 		"--unsafe-no-fsync",
 		"--log-level", "warn",
+		// TestScale5000 at 50,000 pods writes several GB of revisions
+		// between compactions; the default quota is 2 GB.
+		"--quota-backend-bytes", strconv.Itoa(8<<30),
 	)
 	if err != nil {
 		return cp, err
@@ -346,14 +349,20 @@ func startControlPlane(binDir string) (cp *controlPlane, err error) {
 	}
 
 	// --- kube-controller-manager
+	// TestScale5000 has the ReplicaSet controller create up to 50,000 pods
+	// (500 at a time): at 100 requests per second that alone takes 9 min.
+	kcmQPS, kcmBurst := "100", "200"
+	if os.Getenv("E2E_SCALE") == "1" {
+		kcmQPS, kcmBurst = "1000", "2000"
+	}
 	kcm, err := cp.startProcess("kube-controller-manager",
 		"--kubeconfig", cp.adminKubeconfig,
 		"--controllers", kcmControllers,
 		"--leader-elect=false",
 		"--secure-port", "0",
 		"--concurrent-replicaset-syncs", "5",
-		"--kube-api-qps", "100",
-		"--kube-api-burst", "200",
+		"--kube-api-qps", kcmQPS,
+		"--kube-api-burst", kcmBurst,
 		"--v", "2",
 	)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -33,8 +34,9 @@ const (
 // measured is one timed run of a command.
 type measured struct {
 	wall   time.Duration
-	peak   int64 // bytes, -1 when unknown
-	stdout int64 // bytes
+	cpu    time.Duration // user + system
+	peak   int64         // bytes, -1 when unknown
+	stdout int64         // bytes
 	exit   int
 }
 
@@ -61,6 +63,9 @@ func timeCommand(ctx context.Context, keep *bytes.Buffer, stderr *bytes.Buffer, 
 	start := time.Now()
 	err := cmd.Run()
 	m := measured{wall: time.Since(start), peak: peakRSS(cmd.ProcessState), stdout: out.n}
+	if ps := cmd.ProcessState; ps != nil {
+		m.cpu = ps.UserTime() + ps.SystemTime()
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		m.exit = ee.ExitCode()
@@ -77,13 +82,16 @@ func median(ds []time.Duration) time.Duration {
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
-// TestScale5000 (issue 8) measures the plugin on a 5,000-pod Deployment
-// against `kubectl get pods -l SELECTOR -o json` (the least any tool must
-// read), both with the admin kubeconfig: median wall time of 5 runs, peak
-// RSS and output size. Nothing is asserted about the figures; the plugin
-// must succeed. Runs only with E2E_SCALE=1 (make e2e-scale), never with
-// -short. E2E_SCALE_PODS (5000) and E2E_SCALE_REPLICAS (4000) change the
-// sizes; E2E_KUBECTL the kubectl binary (/usr/bin/kubectl).
+// TestScale5000 (issues 8 and 18) measures the plugin on a Deployment of
+// 5,000 pods against `kubectl get pods -l SELECTOR -o json` (the least any
+// tool must read), both with the admin kubeconfig: median wall time and CPU
+// time (user + system) of 5 runs, peak RSS and output size. Nothing is
+// asserted about the figures; the plugin must succeed. Runs only with
+// E2E_SCALE=1 (make e2e-scale), never with -short. E2E_SCALE_PODS is a
+// comma-separated list of sizes measured one after the other in the same
+// run (5000; e.g. 5000,50000), each in its own namespace; E2E_SCALE_REPLICAS
+// the previewed replica counts (default 4/5 of each size); E2E_KUBECTL the
+// kubectl binary (/usr/bin/kubectl).
 func TestScale5000(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short")
@@ -99,9 +107,68 @@ func TestScale5000(t *testing.T) {
 	if _, err := os.Stat(kubectl); err != nil {
 		t.Fatalf("kubectl: %v (set E2E_KUBECTL)", err)
 	}
-	pods := envInt("E2E_SCALE_PODS", 5000)
-	replicas := envInt("E2E_SCALE_REPLICAS", 4000)
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	sizes := envInts(t, "E2E_SCALE_PODS", []int{5000})
+	replicas := envInts(t, "E2E_SCALE_REPLICAS", nil)
+	var results []scaleResult
+	for i, pods := range sizes {
+		r := pods * 4 / 5
+		if i < len(replicas) {
+			r = replicas[i]
+		}
+		ok := t.Run(strconv.Itoa(pods), func(t *testing.T) {
+			results = append(results, measureScale(t, kubectl, pods, r))
+		})
+		if !ok {
+			break
+		}
+	}
+	for _, r := range results {
+		line := fmt.Sprintf("scale %d pods: plugin median wall %dms cpu %dms peak %.0f MiB (%.0f bytes/pod); kubectl get pods median wall %dms cpu %dms peak %.0f MiB; pods JSON %.1f MiB (%.0f bytes/pod); plugin/kubectl wall %.2f, plugin peak / JSON %.2f",
+			r.pods, r.plugin.wall.Milliseconds(), r.plugin.cpu.Milliseconds(), mib(r.plugin.peak), float64(r.plugin.peak)/float64(r.pods),
+			r.kubectl.wall.Milliseconds(), r.kubectl.cpu.Milliseconds(), mib(r.kubectl.peak), mib(r.json), float64(r.json)/float64(r.pods),
+			float64(r.plugin.wall)/float64(r.kubectl.wall), float64(r.plugin.peak)/math.Max(1, float64(r.json)))
+		t.Log(line)
+		logf("%s", line)
+	}
+	if len(results) > 1 {
+		a, b := results[0], results[len(results)-1]
+		line := fmt.Sprintf("scale %d -> %d pods: plugin peak grows %.0f bytes per added pod; kubectl %.0f", a.pods, b.pods,
+			float64(b.plugin.peak-a.plugin.peak)/float64(b.pods-a.pods), float64(b.kubectl.peak-a.kubectl.peak)/float64(b.pods-a.pods))
+		t.Log(line)
+		logf("%s", line)
+	}
+}
+
+// envInts reads a comma-separated list of integers.
+func envInts(t *testing.T, name string, def []int) []int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			t.Fatalf("%s=%q: want positive integers separated by commas", name, v)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// scaleResult is one size's medians (peaks are the maxima).
+type scaleResult struct {
+	pods            int
+	plugin, kubectl measured
+	json            int64 // bytes of kubectl's output
+}
+
+// measureScale prepares a Deployment of pods pods in a namespace of its
+// own and measures the plugin (scale-in to replicas) and kubectl on it.
+func measureScale(t *testing.T, kubectl string, pods, replicas int) scaleResult {
+	ns := fmt.Sprintf("%s-%d", scaleNamespace, pods)
+	// Creating and patching 50,000 pods on 2 cores takes a while.
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute+time.Duration(pods/50000)*60*time.Minute)
 	defer cancel()
 
 	// A client of its own: the shared admin client is limited to 200 QPS.
@@ -112,22 +179,24 @@ func TestScale5000(t *testing.T) {
 		t.Fatal(err)
 	}
 	prepStart := time.Now()
-	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: scaleNamespace}}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	labels := map[string]string{"app": scaleName}
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: scaleName, Namespace: scaleNamespace}, Spec: appsv1.DeploymentSpec{
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: scaleName, Namespace: ns}, Spec: appsv1.DeploymentSpec{
 		Replicas: ptrTo(int32(pods)), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: podTemplate(labels, false),
 	}}
-	if _, err := c.AppsV1().Deployments(scaleNamespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+	if _, err := c.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	defer cleanupScale(t, c)
+	defer cleanupScale(t, c, ns, pods)
 
-	// The ReplicaSet controller creates the pods (500 per sync).
+	// The ReplicaSet controller creates the pods, 500 at a time in
+	// parallel (its burst), with no kubelet: they stay Pending until the
+	// workers below bind them and write their status.
 	lastLog := time.Now()
 	if err := pollUntil(ctx, 2*time.Second, func(ctx context.Context) (bool, error) {
-		rss, err := c.AppsV1().ReplicaSets(scaleNamespace).List(ctx, metav1.ListOptions{})
+		rss, err := c.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -145,11 +214,11 @@ func TestScale5000(t *testing.T) {
 	}
 	created := time.Since(prepStart)
 
-	// Play scheduler and kubelet for every pod, 16 at a time.
+	// Play scheduler and kubelet for every pod, a bounded pool of workers.
 	var all []corev1.Pod
 	opts := metav1.ListOptions{Limit: 1000}
 	for {
-		list, err := c.CoreV1().Pods(scaleNamespace).List(ctx, opts)
+		list, err := c.CoreV1().Pods(ns).List(ctx, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +229,7 @@ func TestScale5000(t *testing.T) {
 		opts.Continue = list.Continue
 	}
 	stateStart := time.Now()
-	const workers = 16
+	const workers = 32
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var errMu sync.Mutex
@@ -198,12 +267,14 @@ func TestScale5000(t *testing.T) {
 	}
 	t.Logf("prepared %d pods: created by the controller in %s, %d bound and %d ready by %d workers in %s",
 		len(all), created.Round(time.Second), bound.Load(), ready.Load(), workers, time.Since(stateStart).Round(time.Second))
+	n := len(all)
+	all = nil // not held while measuring
 
 	// The measurement: a warm-up run of each (discovery caches), then 5
 	// timed runs, alternating so that background load hits both alike.
-	pluginArgs := []string{"deploy/" + scaleName, "--replicas=" + strconv.Itoa(replicas), "-n", scaleNamespace,
+	pluginArgs := []string{"deploy/" + scaleName, "--replicas=" + strconv.Itoa(replicas), "-n", ns,
 		"--kubeconfig", env.cp.adminKubeconfig, "-o", "json"}
-	kubectlArgs := []string{"get", "pods", "-l", "app=" + scaleName, "-n", scaleNamespace, "-o", "json",
+	kubectlArgs := []string{"get", "pods", "-l", "app=" + scaleName, "-n", ns, "-o", "json",
 		"--kubeconfig", env.cp.adminKubeconfig}
 	var pluginOut, kubectlOut, stderr bytes.Buffer
 	pw, err := timeCommand(ctx, &pluginOut, &stderr, env.pluginPath, pluginArgs...)
@@ -230,6 +301,7 @@ func TestScale5000(t *testing.T) {
 	if want := pods - replicas; len(p.Victims) != want {
 		t.Errorf("plugin predicts %d victims, want %d (%d -> %d)", len(p.Victims), want, pods, replicas)
 	}
+	pluginOut = bytes.Buffer{}
 	stderr.Reset()
 	kw, err := timeCommand(ctx, &kubectlOut, &stderr, kubectl, kubectlArgs...)
 	if err != nil || kw.exit != 0 {
@@ -238,34 +310,43 @@ func TestScale5000(t *testing.T) {
 	var list struct {
 		Items []json.RawMessage `json:"items"`
 	}
-	if err := json.Unmarshal(kubectlOut.Bytes(), &list); err != nil || len(list.Items) != len(all) {
-		t.Fatalf("kubectl get pods: %d items, err %v; want %d", len(list.Items), err, len(all))
+	if err := json.Unmarshal(kubectlOut.Bytes(), &list); err != nil || len(list.Items) != n {
+		t.Fatalf("kubectl get pods: %d items, err %v; want %d", len(list.Items), err, n)
 	}
-	var pt, kt []time.Duration
-	var ppeak, kpeak, jsonSize int64
+	list.Items, kubectlOut = nil, bytes.Buffer{}
+	var pw5, kw5 []measured
 	for i := 0; i < 5; i++ {
 		stderr.Reset()
 		m, err := timeCommand(ctx, nil, &stderr, env.pluginPath, pluginArgs...)
 		if err != nil || m.exit != 0 {
 			t.Fatalf("plugin run %d: exit %d, %v: %s", i+1, m.exit, err, firstLines(stderr.String(), 20))
 		}
-		pt, ppeak = append(pt, m.wall), max(ppeak, m.peak)
 		stderr.Reset()
 		k, err := timeCommand(ctx, nil, &stderr, kubectl, kubectlArgs...)
 		if err != nil || k.exit != 0 {
 			t.Fatalf("kubectl run %d: exit %d, %v: %s", i+1, k.exit, err, firstLines(stderr.String(), 20))
 		}
-		kt, kpeak, jsonSize = append(kt, k.wall), max(kpeak, k.peak), k.stdout
-		t.Logf("  run %d: plugin %s, %.0f MiB; kubectl %s, %.0f MiB", i+1, m.wall.Round(time.Millisecond), mib(m.peak),
-			k.wall.Round(time.Millisecond), mib(k.peak))
+		pw5, kw5 = append(pw5, m), append(kw5, k)
+		t.Logf("  run %d: plugin %s wall, %s CPU, %.0f MiB; kubectl %s wall, %s CPU, %.0f MiB", i+1,
+			m.wall.Round(time.Millisecond), m.cpu.Round(time.Millisecond), mib(m.peak),
+			k.wall.Round(time.Millisecond), k.cpu.Round(time.Millisecond), mib(k.peak))
 	}
-	line := fmt.Sprintf("scale5000: plugin median %dms peak %.0f MiB; kubectl get pods median %dms peak %.0f MiB; JSON %.1f MiB",
-		median(pt).Milliseconds(), mib(ppeak), median(kt).Milliseconds(), mib(kpeak), mib(jsonSize))
-	t.Log(line)
-	logf("%s", line)
-	logf("scale5000: %d pods (%d bound, %d ready) -> %d replicas; plugin JSON %.1f MiB; kubectl %s; ratio plugin/kubectl time %.2f, memory %.2f",
-		len(all), bound.Load(), ready.Load(), replicas, mib(pw.stdout), kubectl,
-		float64(median(pt))/float64(median(kt)), float64(ppeak)/math.Max(1, float64(kpeak)))
+	r := scaleResult{pods: n, plugin: medians(pw5), kubectl: medians(kw5), json: kw5[len(kw5)-1].stdout}
+	logf("scale %d: %d pods (%d bound, %d ready) -> %d replicas; plugin JSON %.1f MiB; kubectl %s",
+		pods, n, bound.Load(), ready.Load(), replicas, mib(pw.stdout), kubectl)
+	return r
+}
+
+// medians: median wall and CPU time, the largest peak.
+func medians(ms []measured) measured {
+	var walls, cpus []time.Duration
+	var out measured
+	for _, m := range ms {
+		walls, cpus = append(walls, m.wall), append(cpus, m.cpu)
+		out.peak, out.stdout = max(out.peak, m.peak), m.stdout
+	}
+	out.wall, out.cpu = median(walls), median(cpus)
+	return out
 }
 
 // applyScaleState gives pod i a state: 3% stay unbound and Pending, the
@@ -323,12 +404,12 @@ func applyScaleState(ctx context.Context, c kubernetes.Interface, p *corev1.Pod,
 	return true, isReady, nil
 }
 
-// cleanupScale removes the 5,000 pods at once so that the rest of the
-// suite does not pay for them: the Deployment and its ReplicaSet first (so
+// cleanupScale removes the pods at once so that the rest of the suite
+// does not pay for them: the Deployment and its ReplicaSet first (so
 // nothing recreates the pods), then every pod with grace period 0 (bound
 // pods would otherwise stay Terminating: there is no kubelet).
-func cleanupScale(t *testing.T, c kubernetes.Interface) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+func cleanupScale(t *testing.T, c kubernetes.Interface, scaleNamespace string, pods int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute+time.Duration(pods/1000)*time.Minute)
 	defer cancel()
 	bg := metav1.DeletePropagationBackground
 	if err := c.AppsV1().Deployments(scaleNamespace).Delete(ctx, scaleName, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
