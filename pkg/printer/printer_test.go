@@ -234,7 +234,7 @@ func TestCompactLayout(t *testing.T) {
 // A pod in the open groups of two rounds is one open pod.
 func TestResultLineCountsEachOpenPodOnce(t *testing.T) {
 	p := &prediction.Prediction{Victims: []string{"a", "b"},
-		Pods: []prediction.Pod{{Name: "a", Fate: prediction.FateDelete}, {Name: "b", Fate: prediction.FateDelete}, {Name: "c", Fate: prediction.FateKeep}, {Name: "d", Fate: prediction.FateKeep}},
+		Pods:       []prediction.Pod{{Name: "a", Fate: prediction.FateDelete}, {Name: "b", Fate: prediction.FateDelete}, {Name: "c", Fate: prediction.FateKeep}, {Name: "d", Fate: prediction.FateKeep}},
 		Contenders: []prediction.ContenderGroup{{Pods: []string{"a", "b", "c"}, Delete: 1, Rule: "TIE"}, {Pods: []string{"b", "c", "d"}, Delete: 1, Rule: "TIE"}}}
 	if got := resultLine(p); !strings.Contains(got, "among 4 open pods") {
 		t.Errorf("result line %q, want 4 open pods", got)

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/scale-preview/scale-preview/pkg/engine"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 )
 
@@ -60,11 +59,12 @@ func (sim *depSim) realizeOpen(r *depRS, run *rsRun, later bool) {
 			continue
 		}
 		if partial {
-			// Too many outcomes to follow: no certainty is claimed after
-			// this, and a few spread ones keep the chances in proportion
-			// at a bounded cost.
+			// Too many outcomes to follow (a large group, estimated by
+			// sampling): no certainty is claimed after this, and the
+			// likeliest outcome stands for the rest, at no extra cost.
 			sim.partial = true
-			outcomes = spread(outcomes, maxPartialOutcomes)
+			kept = append(kept, run.contenders[gi])
+			continue
 		}
 		opts := make([]option, len(outcomes))
 		for i, o := range outcomes {
@@ -130,22 +130,5 @@ func sameNode(pods []prediction.Pod, byName map[string]int, names []string) bool
 	return true
 }
 
-// maxOutcomes bounds the outcomes of a group followed one by one;
-// maxPartialOutcomes, those followed of a group that has more.
-const (
-	maxOutcomes        = 64
-	maxPartialOutcomes = 8
-)
-
-// spread picks n outcomes evenly from a list (the cyclic windows of a large
-// tie, or the likeliest arrangements of a large group).
-func spread(outcomes []engine.Outcome, n int) []engine.Outcome {
-	if len(outcomes) <= n {
-		return outcomes
-	}
-	out := make([]engine.Outcome, 0, n)
-	for i := 0; i < n; i++ {
-		out = append(out, outcomes[i*len(outcomes)/n])
-	}
-	return out
-}
+// maxOutcomes bounds the outcomes of a group followed one by one.
+const maxOutcomes = 64
