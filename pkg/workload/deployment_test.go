@@ -3,6 +3,7 @@ package workload
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -446,6 +447,38 @@ func TestDeploymentPositionsMatchRecount(t *testing.T) {
 			if want := positioned(p.Pods[:i]) + 1; pp.Position != want {
 				t.Fatalf("trial %d: pod %d (%s) has position %d, recount gives %d", trial, i, pp.Name, pp.Position, want)
 			}
+		}
+	}
+}
+
+// Chances add up to the expected number of deletions across every
+// interleaving: here the old ReplicaSet's tied pods all go (the scale takes
+// two, the rollout the third, whichever they are), and the new pod goes
+// unless its controller is overtaken by the grow back (weight 0.05).
+func TestDeploymentChancesAddUpAcrossInterleavings(t *testing.T) {
+	d := mkDeploy(4, 4, "0", "1")
+	old := mkDepRS(d, "old", "web:1", 3, 10*24*time.Hour, 4, 4)
+	nw := mkDepRS(d, "new", "web:2", 1, 10*time.Minute, 4, 4)
+	pods := podsOf(
+		rsPod("web-old-x", old).on("a").readyFor(5*time.Hour).createdAgo(6*time.Hour),
+		rsPod("web-old-y", old).on("b").readyFor(5*time.Hour).createdAgo(6*time.Hour),
+		rsPod("web-old-z", old).on("b").readyFor(5*time.Hour).createdAgo(6*time.Hour),
+	)
+	s := &snapshot.Snapshot{Deployments: []*appsv1.Deployment{d}, ReplicaSets: []*appsv1.ReplicaSet{old, nw},
+		Pods: append(pods, readyPods(nw, 1, "c")...)}
+	p := predictOK(t, s, snapshot.Deployment, "web", 1, rules37(t))
+	sum := 0.0
+	for _, x := range p.Pods {
+		if x.Fate == prediction.FateDelete || x.Fate == prediction.FateKeep {
+			sum += x.DeleteProbability
+		}
+	}
+	if want := float64(len(p.Victims)) - weightOvertaken; math.Abs(sum-want) > 1e-6 {
+		t.Errorf("chances add up to %v, want %v (%d victims)", sum, want, len(p.Victims))
+	}
+	for _, n := range []string{"web-old-x", "web-old-y", "web-old-z"} {
+		if x := findPod(t, p, n); x.Fate != prediction.FateDelete || !x.Certain {
+			t.Errorf("%s: %s certain %v, want a certain victim", n, x.Fate, x.Certain)
 		}
 	}
 }
