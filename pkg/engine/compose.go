@@ -169,7 +169,8 @@ type composer struct {
 // probability of deletion and its fate: fateDelete or fateKeep when it is
 // the same in every outcome of every open round, else fateOpen.
 func compose(in Input) (prob []float64, fate []uint8) {
-	in.composing, in.resortAll = true, false
+	// Each open round's outcomes are followed: its groups record them.
+	in.composing, in.Joint, in.resortAll = true, true, false
 	pods := slices.Clone(in.Candidates)
 	active := pointers(pods)
 	c := &composer{

@@ -45,7 +45,7 @@ type Input struct {
 	composing bool
 	// Joint: open groups record their joint outcome (see
 	// Contenders.Outcomes), for a caller whose later steps depend on which
-	// members went.
+	// members went (compose, and a Deployment's steps).
 	Joint bool
 }
 
@@ -500,7 +500,7 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 		if ok {
 			counts, total := cutCounts(layer, len(universe), cut)
 			gs := enumerated(active, members, universe, counts, total, from, d, round, groupBase, placed, rule, reason)
-			if in.composing || in.Joint {
+			if in.Joint {
 				gs[0].joint = enumeratedJoint(active, members, universe, cutSets(layer, len(universe), cut), total, d-from)
 				gs[0].joint.cost = steps
 			}
@@ -524,7 +524,7 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 		s = newTableSorter(c, keys, universe, work)
 	}
 	var sets *sampledSets
-	if (in.composing || in.Joint) && trials > 0 {
+	if in.Joint && trials > 0 {
 		sets = newSampledSets(active, d-from)
 		sets.cost = enumSteps
 	}

@@ -24,11 +24,19 @@ type branch struct {
 	// realized: pods whose tie or intransitive group became a choice of
 	// the simulation, with the group's reason.
 	realized map[string]string
-	// partialNote: not every outcome of an open group was followed;
-	// unexplored: the weight of the interleavings past the cap.
-	partialNote bool
-	unexplored  float64
 }
+
+// explored says where an exploration stopped short: past the cap on
+// interleavings (and the weight left out), or with an open group whose
+// outcomes were not all followed. Either way unexplored choices may
+// change a fate.
+type explored struct {
+	truncated  bool
+	unexplored float64
+	partial    bool
+}
+
+func (e explored) complete() bool { return !e.truncated && !e.partial }
 
 // DeploymentBranches lists the interleavings the model explores for a
 // Deployment scale and the victims of each: for tests that compare them
@@ -50,17 +58,17 @@ func DeploymentBranches(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, 
 // A pod's fate is certain only if every interleaving gives it the same
 // fate; otherwise its chance is the weighted mix.
 func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) (*prediction.Prediction, error) {
-	bs, truncated, err := exploreDeployment(s, ref, replicas, o)
+	bs, ex, err := exploreDeployment(s, ref, replicas, o)
 	if err != nil {
 		return nil, err
 	}
 	pred := mergeBranches(bs)
 	normalizeGroups(pred)
-	if truncated {
+	if !ex.complete() {
 		// Unexplored interleavings may differ: no pod of a ReplicaSet that
 		// changed size is certain.
-		msg := fmt.Sprintf("more than %d interleavings of the controllers: the %d likeliest were weighed (the others weigh %.1f%% together), and no fate in a resized ReplicaSet is called certain", maxBranches, maxBranches, 100*bs[0].unexplored)
-		if bs[0].partialNote {
+		msg := fmt.Sprintf("more than %d interleavings of the controllers: the %d likeliest were weighed (the others weigh %.1f%% together), and no fate in a resized ReplicaSet is called certain", maxBranches, maxBranches, 100*ex.unexplored)
+		if !ex.truncated {
 			msg = "a tie or an unordered group decides which pods an earlier step takes, and not all of its outcomes were followed into the later steps: no fate in a resized ReplicaSet is called certain"
 		}
 		pred.Warnings = append(pred.Warnings, msg)
@@ -82,25 +90,25 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 
 // exploreDeployment runs the simulation once per interleaving, without
 // the stableUntil search, then the most likely one again in full.
-func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) ([]branch, bool, error) {
+func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) ([]branch, explored, error) {
 	// A first run under the default choices is the lookahead for shrinks
 	// that race the next sync's.
 	fast := o
 	fast.branchOnly = true
 	first, err := newDepSim(s, ref, replicas, fast, &schedule{weight: 1})
 	if err != nil {
-		return nil, false, err
+		return nil, explored{}, err
 	}
 	first.run()
 	var out []branch
 	var picks [][]int
 	total := 0.0
-	truncated, partial := false, false
+	var ex explored
 	// Heaviest first: past the cap, what is left weighs least.
 	queue := []pending{{mass: 1}}
 	for len(queue) > 0 {
 		if len(out) == maxBranches {
-			truncated = true
+			ex.truncated = true
 			break
 		}
 		var next pending
@@ -110,8 +118,8 @@ func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 		sim.plan = first.trace
 		p := sim.run()
 		normalizeGroups(p)
-		out = append(out, branch{Branch{Label: labelOf(sc.labels), Weight: sc.weight, Victims: slices.Clone(p.Victims)}, p, sim.realized, false, 0})
-		partial = partial || sim.partial
+		out = append(out, branch{Branch{Label: labelOf(sc.labels), Weight: sc.weight, Victims: slices.Clone(p.Victims)}, p, sim.realized})
+		ex.partial = ex.partial || sim.partial
 		picks = append(picks, slices.Clone(sc.picks[:sc.pos]))
 		total += sc.weight
 		queue = append(queue, sc.alternatives(len(next.picks))...)
@@ -128,13 +136,10 @@ func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	p := sim.run()
 	normalizeGroups(p)
 	out[best].pred = p
-	if partial && !truncated {
-		out[0].partialNote = true
-	}
 	for _, q := range queue {
-		out[0].unexplored += q.mass
+		ex.unexplored += q.mass
 	}
-	return out, truncated || partial, nil
+	return out, ex, nil
 }
 
 // mergeBranches starts from the most likely interleaving and gives every
@@ -158,7 +163,15 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 		steps map[string]bool
 	}
 	mixes := map[string]*mix{}
+	// realized: pods whose open group some interleaving made a choice,
+	// with the group's reason (gathered once, not per pod).
+	realized := map[string]string{}
 	for _, b := range bs {
+		for n, why := range b.realized {
+			if realized[n] == "" {
+				realized[n] = why // the first interleaving's, as listed
+			}
+		}
 		for _, p := range b.pred.Pods {
 			m := mixes[p.Name]
 			if m == nil {
@@ -177,7 +190,7 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 		p := &pred.Pods[i]
 		m := mixes[p.Name]
 		if len(m.fates) == 1 && len(m.probs) == 1 {
-			if len(m.steps) > 1 && p.Fate == prediction.FateDelete && realizedReason(bs, p.Name) != "" {
+			if len(m.steps) > 1 && p.Fate == prediction.FateDelete && realized[p.Name] != "" {
 				p.Step = prediction.StepEither // which step takes it is open
 			}
 			continue
@@ -188,7 +201,7 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 		p.Certain = false
 		p.DeleteProbability = math.Round(m.p*1e6) / 1e6
 		p.Reason = "the controllers' timing decides: whether a sibling ReplicaSet's victims are already gone when this ReplicaSet ranks its pods, or whether the rollout reads a ReplicaSet status from before its deletions"
-		if why := realizedReason(bs, p.Name); why != "" {
+		if why := realized[p.Name]; why != "" {
 			p.Reason = why + "; which of them an earlier step took also decides the later steps"
 		}
 		if openBy[p.ReplicaSet] == nil {
@@ -242,15 +255,4 @@ func uniquePods(pred *prediction.Prediction) {
 		}
 	}
 	pred.Victims = victims
-}
-
-// realizedReason is the reason of the open group a pod was in, when some
-// interleaving made that group a choice.
-func realizedReason(bs []branch, name string) string {
-	for _, b := range bs {
-		if why := b.realized[name]; why != "" {
-			return why
-		}
-	}
-	return ""
 }

@@ -73,7 +73,6 @@ type option struct {
 // enumerated by re-running the simulation.
 type schedule struct {
 	picks  []int
-	arity  []int
 	pos    int
 	weight float64
 	labels []string
@@ -89,7 +88,6 @@ func (s *schedule) choose(opts []option) int {
 		s.picks = append(s.picks, 0)
 	}
 	i := s.picks[s.pos]
-	s.arity = append(s.arity[:s.pos], len(opts))
 	s.pos++
 	total := 0.0
 	for _, o := range opts {
@@ -119,7 +117,7 @@ func (s *schedule) alternatives(given int) []pending {
 	w := 1.0
 	for j := 0; j < s.pos; j++ {
 		if j >= given {
-			for a := 0; a < s.arity[j]; a++ {
+			for a := range s.shares[j] {
 				if a != s.picks[j] {
 					out = append(out, pending{append(slices.Clone(s.picks[:j]), a), w * s.shares[j][a]})
 				}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/scale-preview/scale-preview/pkg/engine"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 )
 
@@ -19,13 +20,9 @@ func (sim *depSim) realizeOpen(r *depRS, run *rsRun, later bool) {
 	if len(run.open) == 0 {
 		return
 	}
-	if !later {
-		sim.unrealized = true
-		return
-	}
-	if sim.partial {
-		// Certainty is given up already: the likeliest outcome stands in
-		// for the rest, at no further cost.
+	if !later || sim.partial {
+		// Nothing expected after it, or certainty is given up already:
+		// the likeliest outcome stands for the rest, at no further cost.
 		sim.unrealized = true
 		return
 	}
@@ -40,29 +37,8 @@ func (sim *depSim) realizeOpen(r *depRS, run *rsRun, later bool) {
 	}
 	var kept []prediction.ContenderGroup
 	for gi, g := range run.open {
-		if !slices.ContainsFunc(g.Pods, func(n string) bool { return !isCreated(n) }) {
-			// Only pods this simulation creates: interchangeable.
-			kept = append(kept, run.contenders[gi])
-			continue
-		}
-		if g.Exact && sameNode(run.pods, byName, g.Pods) {
-			// A full tie on one node: the members stay interchangeable for
-			// every later step (same rules, same rank), and the members'
-			// shares follow from the deaths over all steps.
-			kept = append(kept, run.contenders[gi])
-			continue
-		}
-		outcomes, partial := g.Outcomes(maxOutcomes)
-		if len(outcomes) == 0 || slices.ContainsFunc(g.Pods, isCreated) {
-			sim.partial = true
-			kept = append(kept, run.contenders[gi])
-			continue
-		}
-		if partial {
-			// Too many outcomes to follow (a large group, estimated by
-			// sampling): no certainty is claimed after this, and the
-			// likeliest outcome stands for the rest, at no extra cost.
-			sim.partial = true
+		outcomes, follow := sim.outcomesToFollow(g, run.pods, byName)
+		if !follow {
 			kept = append(kept, run.contenders[gi])
 			continue
 		}
@@ -98,6 +74,29 @@ func (sim *depSim) realizeOpen(r *depRS, run *rsRun, later bool) {
 			run.certain = false
 		}
 	}
+}
+
+// outcomesToFollow says whether a group's outcomes are followed one by
+// one, and which. It is not when its members stay interchangeable; nor when
+// its outcomes are unknown or too many to list, and then no certainty is
+// claimed after it (the likeliest outcome stands for the rest).
+func (sim *depSim) outcomesToFollow(g engine.Contenders, pods []prediction.Pod, byName map[string]int) ([]engine.Outcome, bool) {
+	switch {
+	case !slices.ContainsFunc(g.Pods, func(n string) bool { return !isCreated(n) }):
+		// Only pods this simulation creates.
+		return nil, false
+	case g.Exact && sameNode(pods, byName, g.Pods):
+		// A full tie on one node: same rules and same rank for every later
+		// step, and the members' shares follow from the deaths over all
+		// steps.
+		return nil, false
+	}
+	outcomes, partial := g.Outcomes(maxOutcomes)
+	if len(outcomes) == 0 || partial || slices.ContainsFunc(g.Pods, isCreated) {
+		sim.partial = true
+		return nil, false
+	}
+	return outcomes, true
 }
 
 // laterSteps reports whether something after shrink k of this sync can
