@@ -8,11 +8,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/scale-preview/scale-preview/pkg/engine"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 )
-
-const deletionCostKey = "controller.kubernetes.io/pod-deletion-cost"
 
 // costManagerConflicts warns when something other than a person's kubectl
 // owns the pod-deletion-cost annotation of the workload's pods (Karpenter's
@@ -49,7 +48,7 @@ func costManagerConflicts(s *snapshot.Snapshot, p *prediction.Prediction) []pred
 		}
 		out = append(out, prediction.Conflict{Kind: "DeletionCost", Name: m, Message: fmt.Sprintf(
 			"%s manages %s on %d pod(s) (%s): it rewrites the annotation, so steering annotations set by hand will be overwritten and the prediction can change when it does",
-			m, deletionCostKey, len(names), strings.Join(shown, ", "))})
+			m, engine.DeletionCostAnnotation, len(names), strings.Join(shown, ", "))})
 	}
 	return out
 }
@@ -70,7 +69,7 @@ func CostManagers(pod *corev1.Pod) []string {
 		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &f) != nil {
 			continue
 		}
-		if _, ok := f.Metadata.Annotations["f:"+deletionCostKey]; ok {
+		if _, ok := f.Metadata.Annotations["f:"+engine.DeletionCostAnnotation]; ok {
 			out = append(out, e.Manager)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/scale-preview/scale-preview/pkg/engine"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 )
@@ -77,7 +78,7 @@ func TestCostManagersFromManagedFields(t *testing.T) {
 func TestNoManagedFieldsNoWarning(t *testing.T) {
 	pod := &corev1.Pod{}
 	pod.Name = "a"
-	pod.Annotations = map[string]string{deletionCostKey: "3"}
+	pod.Annotations = map[string]string{engine.DeletionCostAnnotation: "3"}
 	if got := costManagerConflicts(&snapshot.Snapshot{Pods: []*corev1.Pod{pod}}, &prediction.Prediction{Pods: []prediction.Pod{{Name: "a"}}}); len(got) != 0 {
 		t.Errorf("%+v", got)
 	}

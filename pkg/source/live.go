@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/pager"
 
+	"github.com/scale-preview/scale-preview/pkg/engine"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 )
 
@@ -417,7 +418,7 @@ func (l *Live) loadAutoscaler(ctx context.Context, ref snapshot.Ref) (*snapshot.
 }
 
 // costField is the deletion-cost annotation as managedFields name it.
-const costField = `"f:controller.kubernetes.io/pod-deletion-cost"`
+const costField = `"f:` + engine.DeletionCostAnnotation + `"`
 
 // costManagers keeps the managedFields entries that own the
 // pod-deletion-cost annotation: they tell who would overwrite steering.
