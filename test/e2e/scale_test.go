@@ -36,6 +36,7 @@ type measured struct {
 	wall   time.Duration
 	cpu    time.Duration // user + system
 	peak   int64         // bytes, -1 when unknown
+	anon   int64         // peak anonymous memory (sampled), bytes, -1 when unknown
 	stdout int64         // bytes
 	exit   int
 }
@@ -61,8 +62,12 @@ func timeCommand(ctx context.Context, keep *bytes.Buffer, stderr *bytes.Buffer, 
 	cmd.Stdout = out
 	cmd.Stderr = stderr
 	start := time.Now()
-	err := cmd.Run()
-	m := measured{wall: time.Since(start), peak: peakRSS(cmd.ProcessState), stdout: out.n}
+	if err := cmd.Start(); err != nil {
+		return measured{}, err
+	}
+	stop := sampleAnon(cmd.Process.Pid)
+	err := cmd.Wait()
+	m := measured{wall: time.Since(start), peak: peakRSS(cmd.ProcessState), anon: stop(), stdout: out.n}
 	if ps := cmd.ProcessState; ps != nil {
 		m.cpu = ps.UserTime() + ps.SystemTime()
 	}
@@ -123,10 +128,10 @@ func TestScale5000(t *testing.T) {
 		}
 	}
 	for _, r := range results {
-		line := fmt.Sprintf("scale %d pods: plugin median wall %dms cpu %dms peak %.0f MiB (%.0f bytes/pod); kubectl get pods median wall %dms cpu %dms peak %.0f MiB; pods JSON %.1f MiB (%.0f bytes/pod); plugin/kubectl wall %.2f, plugin peak / JSON %.2f",
-			r.pods, r.plugin.wall.Milliseconds(), r.plugin.cpu.Milliseconds(), mib(r.plugin.peak), float64(r.plugin.peak)/float64(r.pods),
-			r.kubectl.wall.Milliseconds(), r.kubectl.cpu.Milliseconds(), mib(r.kubectl.peak), mib(r.json), float64(r.json)/float64(r.pods),
-			float64(r.plugin.wall)/float64(r.kubectl.wall), float64(r.plugin.peak)/math.Max(1, float64(r.json)))
+		line := fmt.Sprintf("scale %d pods: plugin median wall %dms cpu %dms peak %.0f MiB (%.0f bytes/pod), anonymous %.0f MiB; kubectl get pods median wall %dms cpu %dms peak %.0f MiB, anonymous %.0f MiB; pods JSON %.1f MiB (%.0f bytes/pod); plugin/kubectl wall %.2f, plugin peak / JSON %.2f, anonymous / JSON %.2f",
+			r.pods, r.plugin.wall.Milliseconds(), r.plugin.cpu.Milliseconds(), mib(r.plugin.peak), float64(r.plugin.peak)/float64(r.pods), mib(r.plugin.anon),
+			r.kubectl.wall.Milliseconds(), r.kubectl.cpu.Milliseconds(), mib(r.kubectl.peak), mib(r.kubectl.anon), mib(r.json), float64(r.json)/float64(r.pods),
+			float64(r.plugin.wall)/float64(r.kubectl.wall), float64(r.plugin.peak)/math.Max(1, float64(r.json)), float64(r.plugin.anon)/math.Max(1, float64(r.json)))
 		t.Log(line)
 		logf("%s", line)
 	}
@@ -327,9 +332,9 @@ func measureScale(t *testing.T, kubectl string, pods, replicas int) scaleResult 
 			t.Fatalf("kubectl run %d: exit %d, %v: %s", i+1, k.exit, err, firstLines(stderr.String(), 20))
 		}
 		pw5, kw5 = append(pw5, m), append(kw5, k)
-		t.Logf("  run %d: plugin %s wall, %s CPU, %.0f MiB; kubectl %s wall, %s CPU, %.0f MiB", i+1,
-			m.wall.Round(time.Millisecond), m.cpu.Round(time.Millisecond), mib(m.peak),
-			k.wall.Round(time.Millisecond), k.cpu.Round(time.Millisecond), mib(k.peak))
+		t.Logf("  run %d: plugin %s wall, %s CPU, %.0f MiB (anonymous %.0f); kubectl %s wall, %s CPU, %.0f MiB (anonymous %.0f)", i+1,
+			m.wall.Round(time.Millisecond), m.cpu.Round(time.Millisecond), mib(m.peak), mib(m.anon),
+			k.wall.Round(time.Millisecond), k.cpu.Round(time.Millisecond), mib(k.peak), mib(k.anon))
 	}
 	r := scaleResult{pods: n, plugin: medians(pw5), kubectl: medians(kw5), json: kw5[len(kw5)-1].stdout}
 	logf("scale %d: %d pods (%d bound, %d ready) -> %d replicas; plugin JSON %.1f MiB; kubectl %s",
@@ -343,7 +348,7 @@ func medians(ms []measured) measured {
 	var out measured
 	for _, m := range ms {
 		walls, cpus = append(walls, m.wall), append(cpus, m.cpu)
-		out.peak, out.stdout = max(out.peak, m.peak), m.stdout
+		out.peak, out.anon, out.stdout = max(out.peak, m.peak), max(out.anon, m.anon), m.stdout
 	}
 	out.wall, out.cpu = median(walls), median(cpus)
 	return out
