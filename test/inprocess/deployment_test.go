@@ -426,7 +426,9 @@ func TestDeploymentAgainstControllers(t *testing.T) {
 		ran++
 		rep := judge(p, outs)
 		if os.Getenv("INPROCESS_DUMP") != "" {
+			fmt.Fprintf(os.Stderr, "scenario %s\n", sc.name)
 			dump(p, outs)
+			fmt.Fprintf(os.Stderr, "branches: %s\n", describeBranches(p.branches))
 		}
 		if p.midRoll {
 			mid++
