@@ -1,0 +1,125 @@
+package workload
+
+import (
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/scale-preview/scale-preview/pkg/deployment"
+)
+
+// runMemo shares work between the simulations of one exploration. The
+// interleavings replay the same steps up to where they differ, and a
+// ReplicaSet run is a function of its inputs alone (the engine is seeded),
+// so each distinct run is computed once. Claims are per snapshot.
+type runMemo struct {
+	// ids numbers the snapshot's pod names, for the key of a gone set.
+	ids    map[string]int
+	runs   map[string]rsRun
+	claims map[string]claimed
+	// initial: the controller's view before the scale.
+	initial []deployment.ReplicaSet
+}
+
+func newRunMemo(pods []*corev1.Pod) *runMemo {
+	m := &runMemo{ids: make(map[string]int, len(pods)), runs: map[string]rsRun{}, claims: map[string]claimed{}}
+	for _, p := range pods {
+		if _, ok := m.ids[p.Name]; !ok {
+			m.ids[p.Name] = len(m.ids)
+		}
+	}
+	return m
+}
+
+// claim is sim.claim for r, once per ReplicaSet name: a ReplicaSet the
+// rollout creates has the same name, UID and selector in every simulation.
+func (m *runMemo) claim(sim *depSim, r *depRS) claimed {
+	c, ok := m.claims[r.rs.Name]
+	if !ok {
+		c = claim(sim.work.Pods, sim.d.Namespace, string(r.rs.UID), r.like.selector)
+		m.claims[r.rs.Name] = c
+	}
+	// Clipped: shrinkOne appends created pods to its own copy.
+	c.active = slices.Clip(c.active)
+	return c
+}
+
+// run is runReplicaSet for r with the candidates c (its claim and the
+// first created pods, so their count says which), computed once for the
+// same inputs. Each caller gets its own copy: realizeOpen and the merging
+// of groups write to it.
+func (m *runMemo) run(sim *depSim, r *depRS, c claimed, replicas int32, gone map[string]bool) rsRun {
+	return m.shared(sim, r, c, replicas, gone).clone()
+}
+
+// shared is run without the copy, for callers that only read it.
+func (m *runMemo) shared(sim *depSim, r *depRS, c claimed, replicas int32, gone map[string]bool) rsRun {
+	k := m.key(sim, r, len(c.active), replicas, gone)
+	x, ok := m.runs[k]
+	if !ok {
+		x = runReplicaSet(&sim.work, r.like, c, replicas, sim.o, gone)
+		m.runs[k] = x
+	}
+	return x
+}
+
+// key names every input of a run that differs between simulations: the
+// ReplicaSet, its count of candidates, the target, whether stableUntil is
+// searched, the ReplicaSets (the rollout may have created one) and the
+// pods gone. The rest (snapshot, rules, time, seed) is fixed.
+func (m *runMemo) key(sim *depSim, r *depRS, candidates int, replicas int32, gone map[string]bool) string {
+	b := []byte(r.rs.Name)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, int64(candidates), 10)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, int64(replicas), 10)
+	b = append(b, 0)
+	b = strconv.AppendBool(b, sim.o.branchOnly)
+	for _, rs := range sim.work.ReplicaSets {
+		b = append(b, 0)
+		b = append(b, rs.Name...)
+	}
+	b = append(b, 0xff)
+	bits := make([]byte, (len(m.ids)+7)/8)
+	var others []string
+	for n, g := range gone {
+		if !g {
+			continue
+		}
+		if i, ok := m.ids[n]; ok {
+			bits[i/8] |= 1 << (i % 8)
+		} else {
+			others = append(others, n) // created pods
+		}
+	}
+	b = append(b, bits...)
+	slices.Sort(others)
+	for _, n := range others {
+		b = append(b, 0)
+		b = append(b, n...)
+	}
+	return string(b)
+}
+
+// clone copies what callers may change. Pointers inside pods and groups
+// are shared: nothing writes through them.
+func (x rsRun) clone() rsRun {
+	x.pods = slices.Clone(x.pods)
+	x.victims = slices.Clone(x.victims)
+	x.warnings = slices.Clone(x.warnings)
+	x.survivors = slices.Clone(x.survivors)
+	x.open = slices.Clone(x.open)
+	x.contenders = slices.Clone(x.contenders)
+	for i := range x.open {
+		x.open[i].Pods = slices.Clone(x.open[i].Pods)
+	}
+	for i := range x.contenders {
+		x.contenders[i].Pods = slices.Clone(x.contenders[i].Pods)
+	}
+	if x.stableUntil != nil {
+		t := *x.stableUntil
+		x.stableUntil = &t
+	}
+	return x
+}
