@@ -47,10 +47,16 @@ func (m *runMemo) claim(sim *depSim, r *depRS) claimed {
 
 // run is runReplicaSet for r with the candidates c (its claim and the
 // first created pods, so their count says which), computed once for the
-// same inputs. Each caller gets its own copy: realizeOpen and the merging
-// of groups write to it.
+// same inputs. Runs are shared, read only: realizeOpen changes a copy of
+// the pods and victims, and each caller gets its own groups, whose pod
+// lists the merging of groups appends to.
 func (m *runMemo) run(sim *depSim, r *depRS, c claimed, replicas int32, gone map[string]bool) rsRun {
-	return m.shared(sim, r, c, replicas, gone).clone()
+	x := m.shared(sim, r, c, replicas, gone)
+	x.contenders = slices.Clone(x.contenders)
+	for i := range x.contenders {
+		x.contenders[i].Pods = slices.Clone(x.contenders[i].Pods)
+	}
+	return x
 }
 
 // shared is run without the copy, for callers that only read it.
@@ -100,26 +106,4 @@ func (m *runMemo) key(sim *depSim, r *depRS, candidates int, replicas int32, gon
 		b = append(b, n...)
 	}
 	return string(b)
-}
-
-// clone copies what callers may change. Pointers inside pods and groups
-// are shared: nothing writes through them.
-func (x rsRun) clone() rsRun {
-	x.pods = slices.Clone(x.pods)
-	x.victims = slices.Clone(x.victims)
-	x.warnings = slices.Clone(x.warnings)
-	x.survivors = slices.Clone(x.survivors)
-	x.open = slices.Clone(x.open)
-	x.contenders = slices.Clone(x.contenders)
-	for i := range x.open {
-		x.open[i].Pods = slices.Clone(x.open[i].Pods)
-	}
-	for i := range x.contenders {
-		x.contenders[i].Pods = slices.Clone(x.contenders[i].Pods)
-	}
-	if x.stableUntil != nil {
-		t := *x.stableUntil
-		x.stableUntil = &t
-	}
-	return x
 }

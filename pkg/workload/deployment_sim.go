@@ -78,6 +78,9 @@ type depSim struct {
 	// memo: runs and claims shared with the exploration's other
 	// simulations (nil: each one computed afresh).
 	memo *runMemo
+	// podHint: the pods the ReplicaSets claim, room for the pods listed
+	// (growing the list by appends cost much of the allocation).
+	podHint int
 }
 
 // syncTrace is what one deployment sync shrank: each ReplicaSet's target
@@ -117,6 +120,10 @@ func newDepSim(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options
 	}
 	sim.work.Pods = slices.Clone(s.Pods)
 	sim.initialState(replicas)
+	for _, r := range sim.rss {
+		c := sim.claim(r)
+		sim.podHint += len(c.active) + len(c.terminating) + len(c.foreign) + len(c.released)
+	}
 	return sim, nil
 }
 
@@ -599,6 +606,9 @@ func (sim *depSim) record(r *depRS, changeStep string, run rsRun) {
 		sim.gone[pp.Name] = true
 		r.deleted++
 		pp.Step, pp.ReplicaSet = step, r.rs.Name
+		if sim.ordered == nil {
+			sim.ordered = make([]prediction.Pod, 0, sim.podHint)
+		}
 		sim.ordered = append(sim.ordered, pp)
 	}
 }
@@ -644,7 +654,10 @@ func (sim *depSim) finish() {
 // kept pods in its last predicted order, then terminating and ignored ones.
 func (sim *depSim) listSurvivors() {
 	pred := sim.pred
-	listed := map[string]bool{}
+	listed := make(map[string]bool, sim.podHint)
+	if pred.Pods != nil && sim.podHint > len(pred.Pods) {
+		pred.Pods = slices.Grow(pred.Pods, sim.podHint-len(pred.Pods))
+	}
 	for _, p := range pred.Pods {
 		listed[p.Name] = true
 	}
