@@ -3,6 +3,7 @@ package workload
 import (
 	"slices"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -17,13 +18,19 @@ type runMemo struct {
 	// ids numbers the snapshot's pod names, for the key of a gone set.
 	ids    map[string]int
 	runs   map[string]rsRun
+	stable map[string]stable
 	claims map[string]claimed
 	// initial: the controller's view before the scale.
 	initial []deployment.ReplicaSet
 }
 
+type stable struct {
+	until      *time.Time
+	lowerBound bool
+}
+
 func newRunMemo(pods []*corev1.Pod) *runMemo {
-	m := &runMemo{ids: make(map[string]int, len(pods)), runs: map[string]rsRun{}, claims: map[string]claimed{}}
+	m := &runMemo{ids: make(map[string]int, len(pods)), runs: map[string]rsRun{}, stable: map[string]stable{}, claims: map[string]claimed{}}
 	for _, p := range pods {
 		if _, ok := m.ids[p.Name]; !ok {
 			m.ids[p.Name] = len(m.ids)
@@ -64,24 +71,34 @@ func (m *runMemo) shared(sim *depSim, r *depRS, c claimed, replicas int32, gone 
 	k := m.key(sim, r, len(c.active), replicas, gone)
 	x, ok := m.runs[k]
 	if !ok {
-		x = runReplicaSet(&sim.work, r.like, c, replicas, sim.o, gone)
+		fast := sim.o
+		fast.branchOnly = true
+		x = runReplicaSet(&sim.work, r.like, c, replicas, fast, gone)
 		m.runs[k] = x
+	}
+	if !sim.o.branchOnly {
+		// The full run of the most likely interleaving: the same run and
+		// its stableUntil.
+		st, ok := m.stable[k]
+		if !ok {
+			st.until, st.lowerBound = stableUntil(&sim.work, r.like, c, replicas, sim.o, gone)
+			m.stable[k] = st
+		}
+		x.stableUntil, x.stableLowerBound = st.until, st.lowerBound
 	}
 	return x
 }
 
 // key names every input of a run that differs between simulations: the
-// ReplicaSet, its count of candidates, the target, whether stableUntil is
-// searched, the ReplicaSets (the rollout may have created one) and the
-// pods gone. The rest (snapshot, rules, time, seed) is fixed.
+// ReplicaSet, its count of candidates, the target, the ReplicaSets (the
+// rollout may have created one) and the pods gone. The rest (snapshot,
+// rules, time, seed) is fixed.
 func (m *runMemo) key(sim *depSim, r *depRS, candidates int, replicas int32, gone map[string]bool) string {
 	b := []byte(r.rs.Name)
 	b = append(b, 0)
 	b = strconv.AppendInt(b, int64(candidates), 10)
 	b = append(b, 0)
 	b = strconv.AppendInt(b, int64(replicas), 10)
-	b = append(b, 0)
-	b = strconv.AppendBool(b, sim.o.branchOnly)
 	for _, rs := range sim.work.ReplicaSets {
 		b = append(b, 0)
 		b = append(b, rs.Name...)
