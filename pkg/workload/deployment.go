@@ -62,6 +62,11 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	if err != nil {
 		return nil, err
 	}
+	return weighBranches(bs, ex), nil
+}
+
+// weighBranches merges the explored interleavings into one prediction.
+func weighBranches(bs []branch, ex explored) *prediction.Prediction {
 	pred := mergeBranches(bs)
 	normalizeGroups(pred)
 	if !ex.complete() {
@@ -85,7 +90,7 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 		pred.Message = summary(pred, false)
 	}
 	uniquePods(pred)
-	return pred, nil
+	return pred
 }
 
 // exploreDeployment runs the simulation once per interleaving, without
