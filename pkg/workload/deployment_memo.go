@@ -24,6 +24,7 @@ type runMemo struct {
 	initial []deployment.ReplicaSet
 }
 
+// stable is a run's stableUntil search.
 type stable struct {
 	until      *time.Time
 	lowerBound bool
