@@ -62,6 +62,11 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	if err != nil {
 		return nil, err
 	}
+	return weighBranches(bs, ex), nil
+}
+
+// weighBranches merges the explored interleavings into one prediction.
+func weighBranches(bs []branch, ex explored) *prediction.Prediction {
 	pred := mergeBranches(bs)
 	normalizeGroups(pred)
 	if !ex.complete() {
@@ -85,7 +90,7 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 		pred.Message = summary(pred, false)
 	}
 	uniquePods(pred)
-	return pred, nil
+	return pred
 }
 
 // exploreDeployment runs the simulation once per interleaving, without
@@ -95,7 +100,11 @@ func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 	// that race the next sync's.
 	fast := o
 	fast.branchOnly = true
-	first, err := newDepSim(s, ref, replicas, fast, &schedule{weight: 1})
+	var memo *runMemo
+	if !o.reference {
+		memo = newRunMemo(s.Pods)
+	}
+	first, err := newDepSim(s, ref, replicas, fast, &schedule{weight: 1}, memo)
 	if err != nil {
 		return nil, explored{}, err
 	}
@@ -114,7 +123,7 @@ func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 		var next pending
 		next, queue = popHeaviest(queue)
 		sc := &schedule{picks: next.picks, weight: 1}
-		sim, _ := newDepSim(s, ref, replicas, fast, sc)
+		sim, _ := newDepSim(s, ref, replicas, fast, sc, memo)
 		sim.plan = first.trace
 		p := sim.run()
 		normalizeGroups(p)
@@ -131,7 +140,7 @@ func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 			best = i
 		}
 	}
-	sim, _ := newDepSim(s, ref, replicas, o, &schedule{picks: picks[best], weight: 1})
+	sim, _ := newDepSim(s, ref, replicas, o, &schedule{picks: picks[best], weight: 1}, memo)
 	sim.plan = first.trace
 	p := sim.run()
 	normalizeGroups(p)

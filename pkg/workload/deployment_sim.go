@@ -75,6 +75,12 @@ type depSim struct {
 	realized   map[string]string
 	unrealized bool
 	partial    bool
+	// memo: runs and claims shared with the exploration's other
+	// simulations (nil: each one computed afresh).
+	memo *runMemo
+	// podHint: the pods the ReplicaSets claim, room for the pods listed
+	// (growing the list by appends cost much of the allocation).
+	podHint int
 }
 
 // syncTrace is what one deployment sync shrank: each ReplicaSet's target
@@ -87,7 +93,7 @@ type syncTrace struct {
 
 // newDepSim finds the Deployment and its ReplicaSets and sets the
 // controller's view before the scale.
-func newDepSim(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options, sched *schedule) (*depSim, error) {
+func newDepSim(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options, sched *schedule, memo *runMemo) (*depSim, error) {
 	var d *appsv1.Deployment
 	for _, x := range s.Deployments {
 		if x.Name == ref.Name && x.Namespace == ref.Namespace {
@@ -102,7 +108,7 @@ func newDepSim(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options
 		return nil, fmt.Errorf("deployment %s has an invalid selector: %v", d.Name, err)
 	}
 	o.joint = true
-	sim := &depSim{d: d, o: o, sched: sched, gone: map[string]bool{}, certain: true, realized: map[string]string{},
+	sim := &depSim{d: d, o: o, sched: sched, gone: map[string]bool{}, certain: true, realized: map[string]string{}, memo: memo,
 		pred: newPrediction(ref, replicasOf(d.Spec.Replicas), replicas, o)}
 	sim.collectReplicaSets(s, sel)
 	// A private copy of the snapshot: adopted ReplicaSets carry their new
@@ -114,6 +120,10 @@ func newDepSim(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options
 	}
 	sim.work.Pods = slices.Clone(s.Pods)
 	sim.initialState(replicas)
+	for _, r := range sim.rss {
+		c := sim.claim(r)
+		sim.podHint += len(c.active) + len(c.terminating) + len(c.foreign) + len(c.released)
+	}
 	return sim, nil
 }
 
@@ -147,6 +157,28 @@ func (sim *depSim) collectReplicaSets(s *snapshot.Snapshot, sel labels.Selector)
 // initialState is what the deployment controller reads before the scale.
 func (sim *depSim) initialState(replicas int32) {
 	d := sim.d
+	switch {
+	case sim.memo != nil && sim.memo.initial != nil:
+		// The same in every simulation of the exploration.
+		sim.state = slices.Clone(sim.memo.initial)
+	case sim.memo != nil:
+		sim.initialReplicaSets()
+		sim.memo.initial = slices.Clone(sim.state)
+	default:
+		sim.initialReplicaSets()
+	}
+	sim.ds = deployment.Deployment{
+		Replicas: replicas, StatusReplicas: d.Status.Replicas, Strategy: string(d.Spec.Strategy.Type), Paused: d.Spec.Paused,
+		NewReplicaSetName: d.Name + "-<new>", NewReplicaSetCreated: sim.o.Now,
+	}
+	if ru := d.Spec.Strategy.RollingUpdate; ru != nil {
+		sim.ds.MaxSurge, sim.ds.MaxUnavailable = ru.MaxSurge, ru.MaxUnavailable
+	}
+}
+
+// initialReplicaSets is each ReplicaSet as the controller reads it.
+func (sim *depSim) initialReplicaSets() {
+	d := sim.d
 	sim.state = make([]deployment.ReplicaSet, len(sim.rss))
 	for i, r := range sim.rss {
 		c := sim.claim(r)
@@ -159,17 +191,29 @@ func (sim *depSim) initialState(replicas int32) {
 			New:               equalIgnoreHash(&r.rs.Spec.Template, &d.Spec.Template),
 		}
 	}
-	sim.ds = deployment.Deployment{
-		Replicas: replicas, StatusReplicas: d.Status.Replicas, Strategy: string(d.Spec.Strategy.Type), Paused: d.Spec.Paused,
-		NewReplicaSetName: d.Name + "-<new>", NewReplicaSetCreated: sim.o.Now,
-	}
-	if ru := d.Spec.Strategy.RollingUpdate; ru != nil {
-		sim.ds.MaxSurge, sim.ds.MaxUnavailable = ru.MaxSurge, ru.MaxUnavailable
-	}
 }
 
 func (sim *depSim) claim(r *depRS) claimed {
+	if sim.memo != nil {
+		return sim.memo.claim(sim, r)
+	}
 	return claim(sim.work.Pods, sim.d.Namespace, string(r.rs.UID), r.like.selector)
+}
+
+// runRS runs r's ReplicaSet controller on the candidates c.
+func (sim *depSim) runRS(r *depRS, c claimed, replicas int32, gone map[string]bool) rsRun {
+	if sim.memo != nil {
+		return sim.memo.run(sim, r, c, replicas, gone)
+	}
+	return runReplicaSet(&sim.work, r.like, c, replicas, sim.o, gone)
+}
+
+// sharedRS is runRS for a caller that does not change the result.
+func (sim *depSim) sharedRS(r *depRS, c claimed, replicas int32, gone map[string]bool) rsRun {
+	if sim.memo != nil {
+		return sim.memo.shared(sim, r, c, replicas, gone)
+	}
+	return runReplicaSet(&sim.work, r.like, c, replicas, sim.o, gone)
 }
 
 // run simulates the scale and the rollout syncs after it.
@@ -562,6 +606,9 @@ func (sim *depSim) record(r *depRS, changeStep string, run rsRun) {
 		sim.gone[pp.Name] = true
 		r.deleted++
 		pp.Step, pp.ReplicaSet = step, r.rs.Name
+		if sim.ordered == nil {
+			sim.ordered = make([]prediction.Pod, 0, sim.podHint)
+		}
 		sim.ordered = append(sim.ordered, pp)
 	}
 }
@@ -607,7 +654,10 @@ func (sim *depSim) finish() {
 // kept pods in its last predicted order, then terminating and ignored ones.
 func (sim *depSim) listSurvivors() {
 	pred := sim.pred
-	listed := map[string]bool{}
+	listed := make(map[string]bool, sim.podHint)
+	if pred.Pods != nil && sim.podHint > len(pred.Pods) {
+		pred.Pods = slices.Grow(pred.Pods, sim.podHint-len(pred.Pods))
+	}
 	for _, p := range pred.Pods {
 		listed[p.Name] = true
 	}
@@ -618,8 +668,8 @@ func (sim *depSim) listSurvivors() {
 		run := r.last
 		if run == nil {
 			c := sim.claim(r)
-			x := runReplicaSet(&sim.work, r.like, c, int32(len(c.active)), sim.o, sim.gone)
-			run = &x
+			x := sim.sharedRS(r, c, int32(len(c.active)), sim.gone)
+			run = &x // read only
 		}
 		for _, pp := range run.pods {
 			if listed[pp.Name] || sim.gone[pp.Name] || isCreated(pp.Name) || pp.Fate == prediction.FateDelete {
@@ -742,7 +792,7 @@ func (sim *depSim) shrinkOne(r *depRS, to int32, gone map[string]bool) rsRun {
 	}
 	n := int64(existing) + alive - int64(to) // pods to delete
 	if n <= 0 {
-		return runReplicaSet(&sim.work, r.like, c, int32(int64(existing)+m), sim.o, gone)
+		return sim.runRS(r, c, int32(int64(existing)+m), gone)
 	}
 	d := n
 	if extra := alive - m; extra > 0 {
@@ -755,7 +805,7 @@ func (sim *depSim) shrinkOne(r *depRS, to int32, gone map[string]bool) rsRun {
 			d = n - extra
 		}
 	}
-	run := runReplicaSet(&sim.work, r.like, c, int32(int64(existing)+m-d), sim.o, gone)
+	run := sim.runRS(r, c, int32(int64(existing)+m-d), gone)
 	existingVictims := 0
 	for _, v := range run.victims {
 		if !isCreated(v) {
@@ -771,7 +821,7 @@ func (sim *depSim) shrinkOne(r *depRS, to int32, gone map[string]bool) rsRun {
 // createdBlockStart counts the existing candidates that sort before the
 // created pods.
 func (sim *depSim) createdBlockStart(r *depRS, c claimed, gone map[string]bool) int64 {
-	all := runReplicaSet(&sim.work, r.like, c, 1, sim.o, gone)
+	all := sim.runRS(r, c, 1, gone)
 	var n int64
 	for _, p := range all.pods {
 		if isCreated(p.Name) {

@@ -31,6 +31,8 @@ func (sim *depSim) realizeOpen(r *depRS, run *rsRun, later bool) {
 		sim.partial = true
 		return
 	}
+	// The run may be shared with other interleavings (runMemo): change a copy.
+	run.pods, run.victims = slices.Clone(run.pods), slices.Clone(run.victims)
 	byName := map[string]int{}
 	for i, p := range run.pods {
 		byName[p.Name] = i

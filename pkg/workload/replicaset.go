@@ -121,18 +121,8 @@ func runReplicaSet(s *snapshot.Snapshot, t rsLike, c claimed, replicas int32, o 
 	if len(gone) > 0 {
 		goneSet = gone[0]
 	}
-	var cands []engine.Pod
-	for _, p := range c.active {
-		if goneSet[p.Name] {
-			continue
-		}
-		cands = append(cands, engine.FromPod(p))
-	}
-	related := relatedCounts(s, t, o, goneSet)
-	del := len(cands) - int(replicas)
-	in := engine.Input{Candidates: cands, Related: related, Delete: del, Now: o.Now, Rules: o.Rules, Seed: o.Seed, Joint: o.joint}
+	in := rsInput(s, t, c, replicas, o, goneSet)
 	if t.deleting {
-		in.Delete = 0
 		out.warnings = append(out.warnings, fmt.Sprintf("%s %s is being deleted: its controller no longer manages replicas", t.kind, t.name))
 	}
 	res := engine.Predict(in)
@@ -202,6 +192,33 @@ func runReplicaSet(s *snapshot.Snapshot, t rsLike, c claimed, replicas int32, o 
 		out.pods = append(out.pods, pp)
 	}
 	return out
+}
+
+// rsInput is the engine's input for t's controller going to replicas.
+func rsInput(s *snapshot.Snapshot, t rsLike, c claimed, replicas int32, o Options, gone map[string]bool) engine.Input {
+	var cands []engine.Pod
+	for _, p := range c.active {
+		if gone[p.Name] {
+			continue
+		}
+		cands = append(cands, engine.FromPod(p))
+	}
+	related := relatedCounts(s, t, o, gone)
+	del := len(cands) - int(replicas)
+	in := engine.Input{Candidates: cands, Related: related, Delete: del, Now: o.Now, Rules: o.Rules, Seed: o.Seed, Joint: o.joint}
+	if t.deleting {
+		in.Delete = 0
+	}
+	return in
+}
+
+// stableUntil is runReplicaSet's stableUntil alone (engine.Predict does
+// not change its input).
+func stableUntil(s *snapshot.Snapshot, t rsLike, c claimed, replicas int32, o Options, gone map[string]bool) (*time.Time, bool) {
+	if in := rsInput(s, t, c, replicas, o, gone); in.Delete > 0 {
+		return engine.StableUntil(in)
+	}
+	return nil, false
 }
 
 // relatedCounts: active pods matching the selector of any ReplicaSet with

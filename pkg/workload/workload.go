@@ -29,6 +29,9 @@ type Options struct {
 	// joint: open groups list their joint outcomes (a Deployment's later
 	// steps depend on which members went).
 	joint bool
+	// reference: a Deployment's simulations share no work (the memo off),
+	// for the test that checks the memo changes nothing.
+	reference bool
 }
 
 // NotFoundError: the target is not in the snapshot.
