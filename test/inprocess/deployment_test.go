@@ -312,12 +312,12 @@ func binomTail(k, n int, p float64, upper bool) float64 {
 		lg, _ := math.Lgamma(float64(n + 1))
 		l1, _ := math.Lgamma(float64(i + 1))
 		l2, _ := math.Lgamma(float64(n - i + 1))
-		switch {
-		case p == 0:
+		switch p {
+		case 0:
 			if i == 0 {
 				sum++
 			}
-		case p == 1:
+		case 1:
 			if i == n {
 				sum++
 			}
