@@ -545,20 +545,28 @@ func (sim *depSim) nextTarget(rs string, to int32) (int32, bool) {
 // controller has seen those deletions), and only if the next sync (per the
 // plan) did not need its fresh status to act.
 func (sim *depSim) mayRankLate(rs string) bool {
-	shrankBefore := sim.syncNo > 0 && sim.syncNo-1 < len(sim.trace) && len(sim.trace[sim.syncNo-1].victims[rs]) > 0
 	needed := sim.syncNo+1 < len(sim.plan) && sim.plan[sim.syncNo+1].neededFresh[rs]
-	return shrankBefore && !needed
+	return sim.shrankBefore(rs) && !needed
+}
+
+// shrankBefore: rs deleted pods in the previous sync.
+func (sim *depSim) shrankBefore(rs string) bool {
+	return sim.syncNo > 0 && sim.syncNo-1 < len(sim.trace) && len(sim.trace[sim.syncNo-1].victims[rs]) > 0
 }
 
 // laterVictims: the next sync shrinks other ReplicaSets (per the plan),
 // whose victims may already be terminating when these ones rank: a choice.
+// Not those of a ReplicaSet that also shrank in the previous sync: its
+// controller first waits to see those deletions, as the late one does, and
+// then still needs the next sync's resize, so it comes second (0 of 50
+// runs, against about half when it could act at once).
 func (sim *depSim) laterVictims(shrinks []shrink) []string {
 	if sim.syncNo+1 >= len(sim.plan) {
 		return nil
 	}
 	var out []string
 	for rs, vs := range sim.plan[sim.syncNo+1].victims {
-		if !slices.ContainsFunc(shrinks, func(sh shrink) bool { return sim.rss[sh.i].rs.Name == rs }) {
+		if !slices.ContainsFunc(shrinks, func(sh shrink) bool { return sim.rss[sh.i].rs.Name == rs }) && !sim.shrankBefore(rs) {
 			out = append(out, vs...)
 		}
 	}

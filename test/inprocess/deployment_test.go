@@ -428,7 +428,7 @@ func TestDeploymentAgainstControllers(t *testing.T) {
 		if os.Getenv("INPROCESS_DUMP") != "" {
 			fmt.Fprintf(os.Stderr, "scenario %s\n", sc.name)
 			dump(p, outs)
-			fmt.Fprintf(os.Stderr, "branches: %s\n", describeBranches(p.branches))
+			fmt.Fprintf(os.Stderr, "prediction: %s\nbranches: %s\n", describe(p.pred), describeBranches(p.branches))
 		}
 		if p.midRoll {
 			mid++
