@@ -2,6 +2,7 @@ package engine
 
 import (
 	"container/heap"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -74,5 +75,75 @@ func TestStableUntilPatternsMatchEveryCrossing(t *testing.T) {
 	}
 	if checked < 30 {
 		t.Fatalf("only %d cuts fell in a class", checked)
+	}
+}
+
+// The same on random pods with few distinct values (shared seconds, ties,
+// not-ready pods, restarts), where crossings move pods into, out of and
+// within the cut's class.
+func TestStableUntilSkipsMatchEveryCrossing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 2))
+	iterations := 1000
+	if testing.Short() {
+		iterations = 200
+	}
+	checked := 0
+	for it := range iterations {
+		n := 2 + rng.IntN(200)
+		pods, related := randomPods(rng, n)
+		// Small bursts put the cut in small classes too.
+		in := Input{Candidates: pods, Related: related, Delete: 1 + rng.IntN(n-1), Now: now, Rules: rules37(t),
+			Burst: 1 + rng.IntN(1+n/(1+rng.IntN(8)))}
+		if rng.IntN(2) == 0 {
+			in.Related = nil
+		}
+		got, gotLower := StableUntil(in)
+		dd := min(in.Delete, in.burst())
+		if dd >= len(pods) {
+			continue
+		}
+		class, before := cutClass(in, dd)
+		if class == nil {
+			continue
+		}
+		checked++
+		sub := Input{Candidates: class, Delete: dd - before, Rules: in.Rules, Burst: in.burst(), FatesOnly: true}
+		want, wantLower := firstChangeEvery(sub, now)
+		if (got == nil) != (want == nil) || (got != nil && !got.Equal(*want)) || gotLower != wantLower {
+			t.Fatalf("iteration %d, %d pods, delete %d: got %v %v, want %v %v", it, n, in.Delete, got, gotLower, want, wantLower)
+		}
+	}
+	if checked < iterations/4 {
+		t.Fatalf("only %d cuts fell in a class", checked)
+	}
+}
+
+// The cut's class moves as a whole: b and c, ready in the same second,
+// cross into the bucket of a, d and e together, which then join them. No
+// member keeps its bucket, so the skip has nothing to compare with.
+func TestStableUntilWholeClassCrosses(t *testing.T) {
+	at := func(s string) time.Time {
+		x, err := time.Parse(time.DateTime, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	pods := []Pod{
+		newPod("a", "0b1b").node("n").readyAt(at("2024-11-26 18:48:58")).createdAt(at("2024-12-07 11:08:10")).pod(),
+		newPod("b", "006e").node("n").readyAt(at("2024-12-07 11:08:11")).createdAt(at("2024-11-26 18:49:00")).pod(),
+		newPod("c", "0361").node("n").readyAt(at("2024-12-07 11:08:11")).createdAt(at("2024-11-26 18:48:58")).pod(),
+		newPod("d", "05ad").node("n").readyAt(at("2024-11-26 18:48:59")).createdAt(at("2024-11-26 18:48:59")).pod(),
+		newPod("e", "004f").node("n").readyAt(at("2024-11-26 18:49:01")).createdAt(at("2024-11-26 18:49:00")).pod(),
+	}
+	in := Input{Candidates: pods, Delete: 1, Now: now, Rules: rules37(t)}
+	got, _ := StableUntil(in)
+	want, _ := firstChangeEvery(Input{Candidates: pods, Delete: 1, Rules: in.Rules, Burst: in.burst(), FatesOnly: true}, now)
+	if got == nil || want == nil || !got.Equal(*want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	// The crossing of b and c (math.Log2 moves it by a few nanoseconds).
+	if d := got.Sub(at("2024-12-07 11:08:11").Add(1 << 51)); d < -time.Millisecond || d > time.Millisecond {
+		t.Fatalf("got %v, want the crossing of b and c", got)
 	}
 }
