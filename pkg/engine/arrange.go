@@ -97,20 +97,18 @@ func selectKth(s []int, k int, cmpf func(a, b int) int) int {
 // entries at most).
 const maxTable = 1024
 
-// tableSorter sorts key indices like sorter, answering Less from a table
-// of the comparator's results over one universe.
+// tableSorter sorts positions in a universe like posSorter, answering Less
+// from a table of the comparator's results.
 type tableSorter struct {
 	n    int
 	less []bool // less[i*n+j]: universe[i] goes before universe[j]
-	slot []int  // key index -> position in universe
 	idx  []int
 }
 
 func newTableSorter(c *Comparator, keys []key, universe, idx []int) *tableSorter {
 	n := len(universe)
-	t := &tableSorter{n: n, less: make([]bool, n*n), slot: make([]int, len(keys)), idx: idx}
+	t := &tableSorter{n: n, less: make([]bool, n*n), idx: idx}
 	for i, a := range universe {
-		t.slot[a] = i
 		for j, b := range universe {
 			t.less[i*n+j] = c.less(&keys[a], &keys[b])
 		}
@@ -118,8 +116,6 @@ func newTableSorter(c *Comparator, keys []key, universe, idx []int) *tableSorter
 	return t
 }
 
-func (t *tableSorter) Len() int      { return len(t.idx) }
-func (t *tableSorter) Swap(i, j int) { t.idx[i], t.idx[j] = t.idx[j], t.idx[i] }
-func (t *tableSorter) Less(i, j int) bool {
-	return t.less[t.slot[t.idx[i]]*t.n+t.slot[t.idx[j]]]
-}
+func (t *tableSorter) Len() int           { return len(t.idx) }
+func (t *tableSorter) Swap(i, j int)      { t.idx[i], t.idx[j] = t.idx[j], t.idx[i] }
+func (t *tableSorter) Less(i, j int) bool { return t.less[t.idx[i]*t.n+t.idx[j]] }

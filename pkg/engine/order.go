@@ -355,6 +355,20 @@ func (s *sorter) Len() int           { return len(s.idx) }
 func (s *sorter) Swap(i, j int)      { s.idx[i], s.idx[j] = s.idx[j], s.idx[i] }
 func (s *sorter) Less(i, j int) bool { return s.c.less(&s.keys[s.idx[i]], &s.keys[s.idx[j]]) }
 
+// posSorter is sorter over positions in universe.
+type posSorter struct {
+	c        *Comparator
+	keys     []key
+	universe []int
+	idx      []int
+}
+
+func (s *posSorter) Len() int      { return len(s.idx) }
+func (s *posSorter) Swap(i, j int) { s.idx[i], s.idx[j] = s.idx[j], s.idx[i] }
+func (s *posSorter) Less(i, j int) bool {
+	return s.c.less(&s.keys[s.universe[s.idx[i]]], &s.keys[s.universe[s.idx[j]]])
+}
+
 // outerCmp orders by the comparator's consistent prefix: rules 1-5, then
 // for two ready pods the ready time (its log2 bucket in log mode); it stops
 // where the UID tie-break can make the comparator intransitive.
@@ -515,31 +529,17 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 	for _, k := range members {
 		inGroup[k] = true
 	}
-	work := make([]int, len(universe))
-	var s sort.Interface = &sorter{c: c, keys: keys, idx: work}
-	if trials > 0 && len(universe) <= maxTable {
-		// Every trial asks the same few comparisons again: answer them
-		// from a table. sort.Sort sees the same answers, so it makes the
-		// same moves.
-		s = newTableSorter(c, keys, universe, work)
-	}
 	var sets *sampledSets
 	if in.Joint && trials > 0 {
 		sets = newSampledSets(active, d-from)
 		sets.cost = enumSteps
 	}
-	for t := 0; t < trials; t++ {
-		copy(work, universe)
-		rng.Shuffle(len(work), func(i, j int) { work[i], work[j] = work[j], work[i] })
-		sort.Sort(s)
-		for _, k := range work[:cut] {
-			if inGroup[k] {
-				hits[k]++
-				sets.add(k)
-			}
+	sortTrials(c, keys, universe, cut, trials, rng, func(k int) {
+		if inGroup[k] {
+			hits[k]++
+			sets.add(k)
 		}
-		sets.end()
-	}
+	}, sets.end)
 	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Trials: trials}
 	if sets != nil {
 		g.joint = sets.joint(members, trials)
@@ -550,6 +550,32 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 		}
 		return float64(hits[k]) / float64(trials)
 	})
+}
+
+// sortTrials runs sort.Sort with the controller's comparator over trials
+// random input orders of universe (each shuffled from universe's order),
+// calling took with the key index of each of the first cut of every
+// result, then end. The trials sort positions in universe, which stand for
+// its keys one for one: the same shuffles, comparisons and moves.
+func sortTrials(c *Comparator, keys []key, universe []int, cut, trials int, rng *rand.Rand, took func(k int), end func()) {
+	work := make([]int, len(universe))
+	var s sort.Interface = &posSorter{c: c, keys: keys, universe: universe, idx: work}
+	if trials > 0 && len(universe) <= maxTable {
+		// Every trial asks the same few comparisons again: answer them
+		// from a table.
+		s = newTableSorter(c, keys, universe, work)
+	}
+	for t := 0; t < trials; t++ {
+		for i := range work {
+			work[i] = i
+		}
+		rng.Shuffle(len(work), func(i, j int) { work[i], work[j] = work[j], work[i] })
+		sort.Sort(s)
+		for _, pos := range work[:cut] {
+			took(universe[pos])
+		}
+		end()
+	}
 }
 
 // enumerated places an intransitive group whose every input order was

@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/scale-preview/scale-preview/pkg/rules"
+)
+
+// TestSortTrialsMatchPlainSorts: sortTrials (positions, a table of
+// answers) deletes exactly the pods, trial by trial, that the first
+// version's loop did (sort.Sort over the keys themselves, from the same
+// generator), for random intransitive universes in a shuffled key order,
+// on both sides of maxTable.
+func TestSortTrialsMatchPlainSorts(t *testing.T) {
+	c := &Comparator{Rules: rules.Default(), Now: now}
+	rng := rand.New(rand.NewPCG(18, 3))
+	for it := range 40 {
+		n := 2 + rng.IntN(60)
+		if it%10 == 9 {
+			n = maxTable + 1 + rng.IntN(40)
+		}
+		keys := intransitiveKeys(rng, c, n+5)
+		universe := rng.Perm(n + 5)[:n] // not every key, in no particular order
+		cut := 1 + rng.IntN(n)
+		trials := 1 + rng.IntN(300)
+		if n > maxTable {
+			trials = 3
+		}
+		seed := rng.Uint64()
+
+		var want [][]int
+		ref := rand.New(rand.NewPCG(seed, 1))
+		work := make([]int, n)
+		for range trials {
+			copy(work, universe)
+			ref.Shuffle(n, func(i, j int) { work[i], work[j] = work[j], work[i] })
+			sort.Sort(&sorter{c: c, keys: keys, idx: work})
+			want = append(want, slices.Clone(work[:cut]))
+		}
+
+		var got [][]int
+		var cur []int
+		sortTrials(c, keys, universe, cut, trials, rand.New(rand.NewPCG(seed, 1)),
+			func(k int) { cur = append(cur, k) },
+			func() { got, cur = append(got, cur), nil })
+		if len(got) != len(want) {
+			t.Fatalf("iteration %d: %d trials, want %d", it, len(got), len(want))
+		}
+		for i := range want {
+			if !slices.Equal(got[i], want[i]) {
+				t.Fatalf("iteration %d (n=%d cut=%d), trial %d: took %v, want %v", it, n, cut, i, got[i], want[i])
+			}
+		}
+	}
+}
