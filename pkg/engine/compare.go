@@ -77,7 +77,11 @@ type Comparator struct {
 // keys: negative when a is deleted first, positive when b is, 0 when Less
 // holds neither way. It also returns the rule that decided and, for rules
 // 6-8, the branch. Every other ordering in this package is built from it.
-func (c *Comparator) cmp(a, b *key) (int, Rule, How) {
+func (c *Comparator) cmp(a, b *key) (int, Rule, How) { return c.compare(a, b, true) }
+
+// compare is cmp; without uid, a ByUID result is 0 instead of the UIDs'
+// order, which saves comparing strings where only the branch matters.
+func (c *Comparator) compare(a, b *key, uid bool) (int, Rule, How) {
 	// 1. Unassigned < assigned.
 	if a.assigned != b.assigned {
 		return boolFirst(!a.assigned), Unassigned, ByValue
@@ -100,7 +104,7 @@ func (c *Comparator) cmp(a, b *key) (int, Rule, How) {
 	}
 	// 6. Both ready: empty ready time < ready more recently < ready longer.
 	if a.ready && a.readyNs != b.readyNs {
-		r, how := c.timeCmp(a.readyZero, b.readyZero, a.readyNs, b.readyNs, a.readyBucket, b.readyBucket, a.uid, b.uid)
+		r, how := c.timeCmp(a.readyZero, b.readyZero, a.readyNs, b.readyNs, a.readyBucket, b.readyBucket, a.uid, b.uid, uid)
 		return r, ReadyTime, how
 	}
 	// 7. More container restarts < fewer; restartable init containers
@@ -113,7 +117,7 @@ func (c *Comparator) cmp(a, b *key) (int, Rule, How) {
 	}
 	// 8. Empty creation time < newer < older.
 	if a.createdNs != b.createdNs {
-		r, how := c.timeCmp(a.createdZero, b.createdZero, a.createdNs, b.createdNs, a.createdBucket, b.createdBucket, a.uid, b.uid)
+		r, how := c.timeCmp(a.createdZero, b.createdZero, a.createdNs, b.createdNs, a.createdBucket, b.createdBucket, a.uid, b.uid, uid)
 		return r, CreationTime, how
 	}
 	return 0, Tie, ByValue
@@ -122,7 +126,7 @@ func (c *Comparator) cmp(a, b *key) (int, Rule, How) {
 // timeCmp is the time comparison rules 6 and 8 share: a zero time counts as
 // newest; otherwise newer first, or, on the log scale, the lower log2 age
 // bucket first and within one bucket the lower UID.
-func (c *Comparator) timeCmp(az, bz bool, an, bn, ab, bb int64, au, bu string) (int, How) {
+func (c *Comparator) timeCmp(az, bz bool, an, bn, ab, bb int64, au, bu string, uid bool) (int, How) {
 	switch {
 	case az || bz:
 		return boolFirst(az), ByZero
@@ -130,6 +134,8 @@ func (c *Comparator) timeCmp(az, bz bool, an, bn, ab, bb int64, au, bu string) (
 		return cmp.Compare(bn, an), ByLinear
 	case ab != bb:
 		return cmp.Compare(ab, bb), ByBucket
+	case !uid:
+		return 0, ByUID
 	}
 	return cmp.Compare(au, bu), ByUID
 }
@@ -145,7 +151,7 @@ func (c *Comparator) less(a, b *key) bool {
 // of the comparator that is a strict weak order. Pods it calls equal form
 // the classes the ordering settles one by one.
 func (c *Comparator) consistentCmp(a, b *key, through Rule) int {
-	r, rule, how := c.cmp(a, b)
+	r, rule, how := c.compare(a, b, false)
 	if rule > through || how == ByUID {
 		return 0
 	}
