@@ -122,14 +122,31 @@ func Predict(in Input) Result {
 	slices.SortFunc(byName, func(a, b *Pod) int { return cmp.Compare(a.Name, b.Name) })
 	// shown is the survivors in the order the last round placed them.
 	shown := slices.Clone(active)
+	// keys are byName's from round 2 on, kept alongside it: with the same
+	// reference time only the rank changes from round to round.
+	var keys []key
+	c := &Comparator{Rules: in.Rules, Now: in.Now}
 	for round := 1; remaining > 0; round++ {
 		d := min(remaining, in.burst())
 		setRanks(active, related)
+		var roundKeys []key // nil: analyze computes them
+		if round > 1 && !in.resortAll {
+			if keys == nil {
+				keys = make([]key, len(byName))
+				for i, p := range byName {
+					keys[i] = c.keyOf(p)
+				}
+			}
+			for i, p := range active {
+				keys[i].rank = p.Rank
+			}
+			roundKeys = keys
+		}
 		// Only this round's victims are shown, and the survivors of the
 		// last round, in this round's order also when the next round takes
 		// them all: only then is the whole round arranged.
 		explainAll := d == remaining || remaining == len(active) || in.resortAll
-		placed := placeRound(&res, active, shown, d, in, round, earlierOpen, explainAll)
+		placed := placeRound(&res, active, roundKeys, shown, d, in, round, earlierOpen, explainAll)
 		gone := make(map[*Pod]bool, d)
 		for i := range placed[:d] {
 			if related != nil {
@@ -138,7 +155,21 @@ func Predict(in Input) Result {
 			res.Order = append(res.Order, placed[i])
 			gone[placed[i].Pod] = true
 		}
-		byName = slices.DeleteFunc(byName, func(p *Pod) bool { return gone[p] })
+		kept := 0
+		for i, p := range byName {
+			if !gone[p] {
+				byName[kept] = p
+				if keys != nil {
+					keys[kept] = keys[i]
+				}
+				kept++
+			}
+		}
+		clear(byName[kept:])
+		byName = byName[:kept]
+		if keys != nil {
+			keys = keys[:kept]
+		}
 		shown = shown[:0]
 		for i := range placed[d:] {
 			shown = append(shown, placed[d+i].Pod)
@@ -242,7 +273,7 @@ func setRanks(pods []*Pod, related map[string]int) {
 // placeRound orders one deletion round of d pods and settles their fates,
 // appending any open groups to res. shown is active in the order the last
 // round left it, used when every pod goes and nothing is sorted.
-func placeRound(res *Result, active, shown []*Pod, d int, in Input, round int, earlierOpen, explainAll bool) []Placed {
+func placeRound(res *Result, active []*Pod, keys []key, shown []*Pod, d int, in Input, round int, earlierOpen, explainAll bool) []Placed {
 	var placed []Placed
 	if d >= len(active) {
 		// getPodsToDelete: no need to sort when every pod goes.
@@ -253,7 +284,7 @@ func placeRound(res *Result, active, shown []*Pod, d int, in Input, round int, e
 		}
 	} else {
 		var groups []Contenders
-		placed, groups = analyze(active, d, in, round, len(res.Contenders), explainAll)
+		placed, groups = analyze(active, keys, d, in, round, len(res.Contenders), explainAll)
 		res.Contenders = append(res.Contenders, groups...)
 	}
 	for i := range placed {
@@ -278,12 +309,14 @@ func placeRound(res *Result, active, shown []*Pod, d int, in Input, round int, e
 // on rules 1-5, on the log2 ready bucket, or on restarts and creation
 // bucket), so only the class the cut falls in can be open; only that class
 // gets the careful treatment.
-func analyze(active []*Pod, d int, in Input, round, groupBase int, explainAll bool) ([]Placed, []Contenders) {
+func analyze(active []*Pod, keys []key, d int, in Input, round, groupBase int, explainAll bool) ([]Placed, []Contenders) {
 	c := &Comparator{Rules: in.Rules, Now: in.Now}
 	n := len(active)
-	keys := make([]key, n)
-	for i, p := range active {
-		keys[i] = c.keyOf(p)
+	if keys == nil {
+		keys = make([]key, n)
+		for i, p := range active {
+			keys[i] = c.keyOf(p)
+		}
 	}
 	idx := make([]int, n)
 	for i := range idx {
