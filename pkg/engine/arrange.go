@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 )
@@ -97,25 +98,35 @@ func selectKth(s []int, k int, cmpf func(a, b int) int) int {
 // entries at most).
 const maxTable = 1024
 
-// tableSorter sorts positions in a universe like posSorter, answering Less
-// from a table of the comparator's results.
-type tableSorter struct {
-	n    int
-	less []bool // less[i*n+j]: universe[i] goes before universe[j]
-	idx  []int
-}
-
-func newTableSorter(c *Comparator, keys []key, universe, idx []int) *tableSorter {
+// lessTable is the comparator's Less over a universe: less[i*n+j] says
+// universe[i] goes before universe[j].
+func lessTable(c *Comparator, keys []key, universe []int) []bool {
 	n := len(universe)
-	t := &tableSorter{n: n, less: make([]bool, n*n), idx: idx}
+	less := make([]bool, n*n)
 	for i, a := range universe {
 		for j, b := range universe {
-			t.less[i*n+j] = c.less(&keys[a], &keys[b])
+			less[i*n+j] = c.less(&keys[a], &keys[b])
 		}
 	}
-	return t
+	return less
 }
 
-func (t *tableSorter) Len() int           { return len(t.idx) }
-func (t *tableSorter) Swap(i, j int)      { t.idx[i], t.idx[j] = t.idx[j], t.idx[i] }
-func (t *tableSorter) Less(i, j int) bool { return t.less[t.idx[i]*t.n+t.idx[j]] }
+// rankedKeys copies universe's keys, in its order, with their UIDs ranked
+// (uidRank), so that comparing them compares no strings.
+func rankedKeys(keys []key, universe []int) []key {
+	out := make([]key, len(universe))
+	byUID := make([]int, len(universe))
+	for i, k := range universe {
+		out[i] = keys[k]
+		byUID[i] = i
+	}
+	slices.SortFunc(byUID, func(a, b int) int { return cmp.Compare(out[a].uid, out[b].uid) })
+	rank := int32(0)
+	for i, x := range byUID {
+		if i == 0 || out[x].uid != out[byUID[i-1]].uid {
+			rank++
+		}
+		out[x].uidRank = rank
+	}
+	return out
+}

@@ -104,7 +104,10 @@ func (c *Comparator) compare(a, b *key, uid bool) (int, Rule, How) {
 	}
 	// 6. Both ready: empty ready time < ready more recently < ready longer.
 	if a.ready && a.readyNs != b.readyNs {
-		r, how := c.timeCmp(a.readyZero, b.readyZero, a.readyNs, b.readyNs, a.readyBucket, b.readyBucket, a.uid, b.uid, uid)
+		r, how := c.timeCmp(a.readyZero, b.readyZero, a.readyNs, b.readyNs, a.readyBucket, b.readyBucket)
+		if how == ByUID && uid {
+			r = uidCmp(a, b)
+		}
 		return r, ReadyTime, how
 	}
 	// 7. More container restarts < fewer; restartable init containers
@@ -117,7 +120,10 @@ func (c *Comparator) compare(a, b *key, uid bool) (int, Rule, How) {
 	}
 	// 8. Empty creation time < newer < older.
 	if a.createdNs != b.createdNs {
-		r, how := c.timeCmp(a.createdZero, b.createdZero, a.createdNs, b.createdNs, a.createdBucket, b.createdBucket, a.uid, b.uid, uid)
+		r, how := c.timeCmp(a.createdZero, b.createdZero, a.createdNs, b.createdNs, a.createdBucket, b.createdBucket)
+		if how == ByUID && uid {
+			r = uidCmp(a, b)
+		}
 		return r, CreationTime, how
 	}
 	return 0, Tie, ByValue
@@ -125,8 +131,9 @@ func (c *Comparator) compare(a, b *key, uid bool) (int, Rule, How) {
 
 // timeCmp is the time comparison rules 6 and 8 share: a zero time counts as
 // newest; otherwise newer first, or, on the log scale, the lower log2 age
-// bucket first and within one bucket the lower UID.
-func (c *Comparator) timeCmp(az, bz bool, an, bn, ab, bb int64, au, bu string, uid bool) (int, How) {
+// bucket first and within one bucket the lower UID (ByUID, left to the
+// caller: 0 here).
+func (c *Comparator) timeCmp(az, bz bool, an, bn, ab, bb int64) (int, How) {
 	switch {
 	case az || bz:
 		return boolFirst(az), ByZero
@@ -134,10 +141,16 @@ func (c *Comparator) timeCmp(az, bz bool, an, bn, ab, bb int64, au, bu string, u
 		return cmp.Compare(bn, an), ByLinear
 	case ab != bb:
 		return cmp.Compare(ab, bb), ByBucket
-	case !uid:
-		return 0, ByUID
 	}
-	return cmp.Compare(au, bu), ByUID
+	return 0, ByUID
+}
+
+// uidCmp orders by UID, the lower first; by uidRank when both have one.
+func uidCmp(a, b *key) int {
+	if a.uidRank > 0 && b.uidRank > 0 {
+		return cmp.Compare(a.uidRank, b.uidRank)
+	}
+	return cmp.Compare(a.uid, b.uid)
 }
 
 // less is the controller's Less: a is deleted before b.
@@ -167,10 +180,13 @@ func boolFirst(aFirst bool) int {
 
 // key is a pod's comparator inputs, flattened for a fast sort.
 type key struct {
-	assigned                   bool
-	phase                      int
-	ready                      bool
-	cost                       int32
+	assigned bool
+	phase    int
+	ready    bool
+	cost     int32
+	// uidRank, when set (from 1), is the UID's rank among the keys it is
+	// compared with: the same order, compared as an integer.
+	uidRank                    int32
 	rank                       int
 	readyZero, createdZero     bool
 	readyNs, createdNs         int64 // meaningful only when not zero

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/scale-preview/scale-preview/pkg/rules"
@@ -388,20 +387,6 @@ func (s *sorter) Len() int           { return len(s.idx) }
 func (s *sorter) Swap(i, j int)      { s.idx[i], s.idx[j] = s.idx[j], s.idx[i] }
 func (s *sorter) Less(i, j int) bool { return s.c.less(&s.keys[s.idx[i]], &s.keys[s.idx[j]]) }
 
-// posSorter is sorter over positions in universe.
-type posSorter struct {
-	c        *Comparator
-	keys     []key
-	universe []int
-	idx      []int
-}
-
-func (s *posSorter) Len() int      { return len(s.idx) }
-func (s *posSorter) Swap(i, j int) { s.idx[i], s.idx[j] = s.idx[j], s.idx[i] }
-func (s *posSorter) Less(i, j int) bool {
-	return s.c.less(&s.keys[s.universe[s.idx[i]]], &s.keys[s.universe[s.idx[j]]])
-}
-
 // outerCmp orders by the comparator's consistent prefix: rules 1-5, then
 // for two ready pods the ready time (its log2 bucket in log mode); it stops
 // where the UID tie-break can make the comparator intransitive.
@@ -589,26 +574,47 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 // random input orders of universe (each shuffled from universe's order),
 // calling took with the key index of each of the first cut of every
 // result, then end. The trials sort positions in universe, which stand for
-// its keys one for one: the same shuffles, comparisons and moves.
+// its keys one for one: the same shuffles, comparisons and moves. They
+// sort with slices.SortFunc, which is sort.Sort's algorithm (the standard
+// library generates both from one template) asking cmp(a, b) < 0 where
+// sort.Sort asks Less(a, b): the same moves, without interface calls
+// (TestSortFuncMovesLikeSortSort).
 func sortTrials(c *Comparator, keys []key, universe []int, cut, trials int, rng *rand.Rand, took func(k int), end func()) {
-	work := make([]int, len(universe))
-	var s sort.Interface = &posSorter{c: c, keys: keys, universe: universe, idx: work}
-	if trials > 0 && len(universe) <= maxTable {
+	if trials <= 0 {
+		return
+	}
+	n := len(universe)
+	var cmpf func(a, b int) int
+	if n <= maxTable {
 		// Every trial asks the same few comparisons again: answer them
 		// from a table.
-		s = newTableSorter(c, keys, universe, work)
+		less := lessTable(c, keys, universe)
+		cmpf = func(a, b int) int { return lessCmp(less[a*n+b]) }
+	} else {
+		uk := rankedKeys(keys, universe)
+		cmpf = func(a, b int) int { return lessCmp(c.less(&uk[a], &uk[b])) }
 	}
+	work := make([]int, n)
 	for t := 0; t < trials; t++ {
 		for i := range work {
 			work[i] = i
 		}
-		rng.Shuffle(len(work), func(i, j int) { work[i], work[j] = work[j], work[i] })
-		sort.Sort(s)
+		rng.Shuffle(n, func(i, j int) { work[i], work[j] = work[j], work[i] })
+		slices.SortFunc(work, cmpf)
 		for _, pos := range work[:cut] {
 			took(universe[pos])
 		}
 		end()
 	}
+}
+
+// lessCmp turns Less into a comparison for slices.SortFunc, which only
+// asks whether it is negative.
+func lessCmp(less bool) int {
+	if less {
+		return -1
+	}
+	return 1
 }
 
 // enumerated places an intransitive group whose every input order was

@@ -18,14 +18,14 @@ func TestSortTrialsMatchPlainSorts(t *testing.T) {
 	c := &Comparator{Rules: rules.Default(), Now: now}
 	rng := rand.New(rand.NewPCG(18, 3))
 	for it := range 40 {
-		n := 2 + rng.IntN(60)
+		n := 2 + rng.IntN(300)
 		if it%10 == 9 {
 			n = maxTable + 1 + rng.IntN(40)
 		}
 		keys := intransitiveKeys(rng, c, n+5)
 		universe := rng.Perm(n + 5)[:n] // not every key, in no particular order
 		cut := 1 + rng.IntN(n)
-		trials := 1 + rng.IntN(300)
+		trials := 1 + rng.IntN(100)
 		if n > maxTable {
 			trials = 3
 		}
@@ -56,3 +56,42 @@ func TestSortTrialsMatchPlainSorts(t *testing.T) {
 		}
 	}
 }
+
+// TestSortFuncMovesLikeSortSort: the trials rely on slices.SortFunc making
+// sort.Sort's moves when it is given Less as a comparison. Random Less
+// tables (far from transitive, so the pivots go wrong and the fallbacks
+// run) and random input orders, over small and large sizes.
+func TestSortFuncMovesLikeSortSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 4))
+	for it := range 600 {
+		n := rng.IntN(16)
+		switch it % 3 {
+		case 1:
+			n = 16 + rng.IntN(100)
+		case 2:
+			n = 100 + rng.IntN(1500)
+		}
+		less := make([]bool, n*n)
+		p := rng.Float64()
+		for i := range less {
+			less[i] = rng.Float64() < p
+		}
+		a := rng.Perm(n)
+		b := slices.Clone(a)
+		sort.Sort(&tableOrder{n: n, less: less, idx: a})
+		slices.SortFunc(b, func(x, y int) int { return lessCmp(less[x*n+y]) })
+		if !slices.Equal(a, b) {
+			t.Fatalf("iteration %d, n=%d: slices.SortFunc and sort.Sort differ", it, n)
+		}
+	}
+}
+
+type tableOrder struct {
+	n    int
+	less []bool
+	idx  []int
+}
+
+func (s *tableOrder) Len() int           { return len(s.idx) }
+func (s *tableOrder) Swap(i, j int)      { s.idx[i], s.idx[j] = s.idx[j], s.idx[i] }
+func (s *tableOrder) Less(i, j int) bool { return s.less[s.idx[i]*s.n+s.idx[j]] }
