@@ -94,21 +94,29 @@ func selectKth(s []int, k int, cmpf func(a, b int) int) int {
 	return s[k]
 }
 
-// maxTable bounds the universes whose comparisons are tabled (a million
-// entries at most).
-const maxTable = 1024
+// maxTable bounds the universes whose comparisons are tabled (16 million
+// bits, 2 MiB, at most).
+const maxTable = 4096
 
-// lessTable is the comparator's Less over a universe: less[i*n+j] says
-// universe[i] goes before universe[j].
-func lessTable(c *Comparator, keys []key, universe []int) []bool {
+// lessTable is the comparator's Less over a universe as bits: bit i*n+j
+// says universe[i] goes before universe[j]. The comparator is
+// antisymmetric (TestOneComparator), so one comparison gives
+// both orders of a pair.
+func lessTable(c *Comparator, keys []key, universe []int) []uint64 {
 	n := len(universe)
-	less := make([]bool, n*n)
+	bits := make([]uint64, (n*n+63)/64)
+	set := func(x int) { bits[x>>6] |= 1 << (x & 63) }
 	for i, a := range universe {
-		for j, b := range universe {
-			less[i*n+j] = c.less(&keys[a], &keys[b])
+		for j := i + 1; j < n; j++ {
+			switch r, _, _ := c.cmp(&keys[a], &keys[universe[j]]); {
+			case r < 0:
+				set(i*n + j)
+			case r > 0:
+				set(j*n + i)
+			}
 		}
 	}
-	return less
+	return bits
 }
 
 // rankedKeys copies universe's keys, in its order, with their UIDs ranked

@@ -589,7 +589,10 @@ func sortTrials(c *Comparator, keys []key, universe []int, cut, trials int, rng 
 		// Every trial asks the same few comparisons again: answer them
 		// from a table.
 		less := lessTable(c, keys, universe)
-		cmpf = func(a, b int) int { return lessCmp(less[a*n+b]) }
+		cmpf = func(a, b int) int {
+			x := a*n + b
+			return lessCmp(less[x>>6]>>(x&63)&1 != 0)
+		}
 	} else {
 		uk := rankedKeys(keys, universe)
 		cmpf = func(a, b int) int { return lessCmp(c.less(&uk[a], &uk[b])) }

@@ -19,14 +19,17 @@ func TestSortTrialsMatchPlainSorts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(18, 3))
 	for it := range 40 {
 		n := 2 + rng.IntN(300)
-		if it%10 == 9 {
+		switch it % 10 {
+		case 8:
+			n = 1000 + rng.IntN(maxTable-1000) // a large table
+		case 9:
 			n = maxTable + 1 + rng.IntN(40)
 		}
 		keys := intransitiveKeys(rng, c, n+5)
 		universe := rng.Perm(n + 5)[:n] // not every key, in no particular order
 		cut := 1 + rng.IntN(n)
 		trials := 1 + rng.IntN(100)
-		if n > maxTable {
+		if n >= 1000 {
 			trials = 3
 		}
 		seed := rng.Uint64()
