@@ -180,15 +180,16 @@ func boolFirst(aFirst bool) int {
 
 // key is a pod's comparator inputs, flattened for a fast sort.
 type key struct {
-	assigned bool
-	phase    int
-	ready    bool
-	cost     int32
+	assigned, ready        bool
+	readyZero, createdZero bool
+	cost                   int32
 	// uidRank, when set (from 1), is the UID's rank among the keys it is
 	// compared with: the same order, compared as an integer.
-	uidRank                    int32
+	uidRank int32
+	// node numbers the pod's node for the rounds (nodeCounts); not compared.
+	node                       int32
+	phase                      int
 	rank                       int
-	readyZero, createdZero     bool
 	readyNs, createdNs         int64 // meaningful only when not zero
 	readyBucket, createdBucket int64
 	restarts, sidecar          int

@@ -163,6 +163,7 @@ type composer struct {
 	fates []uint8
 	work  int
 	rng   *rand.Rand
+	nodes *nodeCounts
 }
 
 // compose returns, per candidate (in in.Candidates order), the overall
@@ -183,7 +184,8 @@ func compose(in Input) (prob []float64, fate []uint8) {
 	}
 	slices.SortFunc(active, func(a, b *Pod) int { return strings.Compare(a.Name, b.Name) })
 	remaining := min(in.Delete, len(active))
-	c.round(active, nil, maps.Clone(in.Related), remaining, 1, 1, false)
+	c.nodes = newNodeCounts(in.Related, active)
+	c.round(active, nil, c.nodes.initial(), remaining, 1, 1, false)
 	for i, f := range c.fates {
 		if f != fateDelete && f != fateKeep {
 			c.fates[i] = fateOpen
@@ -204,8 +206,9 @@ func (c *composer) note(pod *Pod, w, p float64, f uint8, approx bool) {
 }
 
 // round follows one round of the outcome of weight w; active is in name
-// order, keys are its keys or nil, and related is this branch's own.
-func (c *composer) round(active []*Pod, keys []key, related map[string]int, remaining, round int, w float64, approx bool) {
+// order, keys are its keys or nil, and related (counts by node number) is
+// this branch's own.
+func (c *composer) round(active []*Pod, keys []key, related []int, remaining, round int, w float64, approx bool) {
 	d := min(remaining, c.in.burst())
 	before := c.work
 	c.work += roundCost + len(active)
@@ -215,7 +218,6 @@ func (c *composer) round(active []*Pod, keys []key, related map[string]int, rema
 		}
 		return
 	}
-	setRanks(active, related)
 	if keys == nil {
 		// Kept for the later rounds: with the same reference time only
 		// the rank changes.
@@ -223,9 +225,11 @@ func (c *composer) round(active []*Pod, keys []key, related map[string]int, rema
 		keys = make([]key, len(active))
 		for i, p := range active {
 			keys[i] = cmp.keyOf(p)
+			keys[i].node = c.nodes.id[p.Node]
 		}
 	}
 	for i, p := range active {
+		p.Rank = related[keys[i].node]
 		keys[i].rank = p.Rank
 	}
 	in := c.in
@@ -295,7 +299,7 @@ func (c *composer) round(active []*Pod, keys []key, related map[string]int, rema
 
 // next runs the following round on what this one leaves. The last branch
 // of a round takes over active and keys, which the round no longer needs.
-func (c *composer) next(active []*Pod, keys []key, related map[string]int, gone map[*Pod]bool, also []*Pod, remaining, round int, w float64, approx, last bool) {
+func (c *composer) next(active []*Pod, keys []key, related []int, gone map[*Pod]bool, also []*Pod, remaining, round int, w float64, approx, last bool) {
 	out := maps.Clone(gone)
 	for _, p := range also {
 		out[p] = true
@@ -311,11 +315,9 @@ func (c *composer) next(active []*Pod, keys []key, related map[string]int, gone 
 			leftKeys = append(leftKeys, keys[i])
 		}
 	}
-	rel := maps.Clone(related) // nil stays nil: no related pods
-	if rel != nil {
-		for p := range out {
-			rel[p.Node]--
-		}
+	rel := slices.Clone(related)
+	for p := range out {
+		c.nodes.remove(rel, p)
 	}
 	c.round(left, leftKeys, rel, remaining, round+1, w, approx)
 }

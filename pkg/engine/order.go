@@ -122,24 +122,32 @@ func Predict(in Input) Result {
 	// shown is the survivors in the order the last round placed them.
 	shown := slices.Clone(active)
 	// keys are byName's from round 2 on, kept alongside it: with the same
-	// reference time only the rank changes from round to round.
+	// reference time only the rank changes from round to round, counted in
+	// counts by node number.
 	var keys []key
+	var nodes *nodeCounts
+	var counts []int
 	c := &Comparator{Rules: in.Rules, Now: in.Now}
 	for round := 1; remaining > 0; round++ {
 		d := min(remaining, in.burst())
-		setRanks(active, related)
 		var roundKeys []key // nil: analyze computes them
 		if round > 1 && !in.resortAll {
 			if keys == nil {
+				nodes = newNodeCounts(related, byName)
+				counts = nodes.initial()
 				keys = make([]key, len(byName))
 				for i, p := range byName {
 					keys[i] = c.keyOf(p)
+					keys[i].node = nodes.id[p.Node]
 				}
 			}
 			for i, p := range active {
+				p.Rank = counts[keys[i].node]
 				keys[i].rank = p.Rank
 			}
 			roundKeys = keys
+		} else {
+			setRanks(active, related)
 		}
 		// Only this round's victims are shown, and the survivors of the
 		// last round, in this round's order also when the next round takes
@@ -150,6 +158,9 @@ func Predict(in Input) Result {
 		for i := range placed[:d] {
 			if related != nil {
 				related[placed[i].Pod.Node]--
+			}
+			if nodes != nil {
+				nodes.remove(counts, placed[i].Pod)
 			}
 			res.Order = append(res.Order, placed[i])
 			gone[placed[i].Pod] = true
@@ -266,6 +277,42 @@ func pointers(pods []Pod) []*Pod {
 func setRanks(pods []*Pod, related map[string]int) {
 	for _, p := range pods {
 		p.Rank = related[p.Node]
+	}
+}
+
+// nodeCounts numbers the nodes of a related map and of some pods, so that
+// the rounds read ranks from a slice (counts) instead of a map keyed by
+// node name: the same counts, read and counted down alike.
+type nodeCounts struct {
+	id      map[string]int32
+	related map[string]int // nil: no related pods, every rank 0
+	names   []string
+}
+
+func newNodeCounts(related map[string]int, pods []*Pod) *nodeCounts {
+	n := &nodeCounts{id: map[string]int32{}, related: related}
+	for _, p := range pods {
+		if _, ok := n.id[p.Node]; !ok {
+			n.id[p.Node] = int32(len(n.names))
+			n.names = append(n.names, p.Node)
+		}
+	}
+	return n
+}
+
+// initial is the related map's counts by node number.
+func (n *nodeCounts) initial() []int {
+	counts := make([]int, len(n.names))
+	for i, name := range n.names {
+		counts[i] = n.related[name]
+	}
+	return counts
+}
+
+// remove counts down p's node, as the map would be unless it is nil.
+func (n *nodeCounts) remove(counts []int, p *Pod) {
+	if n.related != nil {
+		counts[n.id[p.Node]]--
 	}
 }
 
