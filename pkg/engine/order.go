@@ -351,26 +351,28 @@ func placeRound(res *Result, active []*Pod, keys []key, shown []*Pod, d int, in 
 }
 
 // analyze sorts one round and settles, for each pod, whether its fate is
-// certain. The comparator is consistent across "classes" (pods that differ
+// certain. keys, when not nil, are active's keys, and active is then in
+// name order. The comparator is consistent across "classes" (pods that differ
 // on rules 1-5, on the log2 ready bucket, or on restarts and creation
 // bucket), so only the class the cut falls in can be open; only that class
 // gets the careful treatment.
 func analyze(active []*Pod, keys []key, d int, in Input, round, groupBase int, explainAll bool) ([]Placed, []Contenders) {
 	c := &Comparator{Rules: in.Rules, Now: in.Now}
 	n := len(active)
-	if keys == nil {
-		keys = make([]key, n)
-		for i, p := range active {
-			keys[i] = c.keyOf(p)
-		}
-	}
 	idx := make([]int, n)
 	for i := range idx {
 		idx[i] = i
 	}
 	// A realistic order: classes in order, each as the controller's
-	// sort.Sort leaves it from name order (see arrange).
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
+	// sort.Sort leaves it from name order (see arrange). Given keys, active
+	// is already in name order, which the sort would leave as it is.
+	if keys == nil {
+		keys = make([]key, n)
+		for i, p := range active {
+			keys[i] = c.keyOf(p)
+		}
+		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
+	}
 	// Pods past the cut's class are certain survivors: when they are not
 	// shown they are not placed either.
 	placed := make([]Placed, arrange(c, keys, idx, d, explainAll))
