@@ -37,8 +37,44 @@ func StableUntil(in Input) (until *time.Time, lowerBound bool) {
 
 // cutClass is the class (pods rules 1-5 cannot separate) that the cut at d
 // falls in, and how many pods go before it; nil when rules 1-5 decide the
-// cut. Only that class can change with time.
+// cut. Only that class can change with time. It selects instead of
+// sorting, so the class comes in the candidates' order rather than the
+// sort's; that order does not matter while the class's names are unique
+// (firstChange orders by name), else the sort's is kept.
 func cutClass(in Input, d int) (class []Pod, before int) {
+	c := &Comparator{Rules: in.Rules, Now: in.Now}
+	keys := make([]key, len(in.Candidates))
+	idx := make([]int, len(in.Candidates))
+	for i := range in.Candidates {
+		keys[i], idx[i] = c.keyOf(&in.Candidates[i]), i
+		keys[i].rank = in.Related[in.Candidates[i].Node]
+	}
+	outer := func(a, b int) int { return c.consistentCmp(&keys[a], &keys[b], Colocation) }
+	pivot := selectKth(slices.Clone(idx), d, outer)
+	names := map[string]bool{}
+	for i := range in.Candidates {
+		switch r := outer(i, pivot); {
+		case r < 0:
+			before++
+		case r == 0:
+			p := in.Candidates[i]
+			p.Rank = keys[i].rank
+			class = append(class, p)
+			names[p.Name] = true
+		}
+	}
+	if before == d {
+		return nil, 0 // the pod before the cut is in an earlier class
+	}
+	if len(names) < len(class) {
+		return cutClassSorted(in, d)
+	}
+	return class, before
+}
+
+// cutClassSorted is cutClass with the class in the order of sorting every
+// candidate.
+func cutClassSorted(in Input, d int) (class []Pod, before int) {
 	c := &Comparator{Rules: in.Rules, Now: in.Now}
 	pods := slices.Clone(in.Candidates)
 	setRanks(pointers(pods), in.Related)

@@ -3,6 +3,7 @@ package engine
 import (
 	"container/heap"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -146,4 +147,67 @@ func TestStableUntilWholeClassCrosses(t *testing.T) {
 	if d := got.Sub(at("2024-12-07 11:08:11").Add(1 << 51)); d < -time.Millisecond || d > time.Millisecond {
 		t.Fatalf("got %v, want the crossing of b and c", got)
 	}
+}
+
+// cutClass selects where cutClassSorted sorted: the same class (in another
+// order) and count before it, and the same stable-until from either order.
+func TestCutClassMatchesSorting(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 6))
+	repeatedSeen := false
+	for it := range 300 {
+		n := 2 + rng.IntN(200)
+		pods, related := randomPods(rng, n)
+		dup := it%10 == 0
+		if dup {
+			// Names repeated (only a hand-written file can do that): the
+			// sort's order is kept.
+			for i := range pods {
+				pods[i].Name = pods[i/2].Name
+			}
+		}
+		in := Input{Candidates: pods, Related: related, Now: now, Rules: rules37(t)}
+		if rng.IntN(2) == 0 {
+			in.Related = nil
+		}
+		d := 1 + rng.IntN(n-1)
+		got, gotBefore := cutClass(in, d)
+		want, wantBefore := cutClassSorted(in, d)
+		repeated := len(slices.Compact(slices.Sorted(slices.Values(mapPods(want, func(p Pod) string { return p.Name }))))) < len(want)
+		if repeated && !slices.EqualFunc(got, want, func(a, b Pod) bool { return a.Name == b.Name && a.UID == b.UID && a.Rank == b.Rank }) {
+			t.Fatalf("iteration %d: repeated names, class in another order than the sort's", it)
+		}
+		repeatedSeen = repeatedSeen || repeated
+		name := func(p Pod) string { return p.Name }
+		gotNames, wantNames := slices.Sorted(slices.Values(mapPods(got, name))), slices.Sorted(slices.Values(mapPods(want, name)))
+		if gotBefore != wantBefore || !slices.Equal(gotNames, wantNames) {
+			t.Fatalf("iteration %d: class %v before %d, want %v before %d", it, gotNames, gotBefore, wantNames, wantBefore)
+		}
+		for i := range got {
+			if j := slices.IndexFunc(want, func(p Pod) bool { return p.Name == got[i].Name }); want[j].Rank != got[i].Rank {
+				t.Fatalf("iteration %d: %s rank %d, want %d", it, got[i].Name, got[i].Rank, want[j].Rank)
+			}
+		}
+		if got == nil {
+			continue
+		}
+		sub := func(class []Pod) Input {
+			return Input{Candidates: class, Delete: d - gotBefore, Rules: in.Rules, Burst: in.burst(), FatesOnly: true}
+		}
+		a, al := firstChange(sub(got), now)
+		b, bl := firstChange(sub(want), now)
+		if (a == nil) != (b == nil) || (a != nil && !a.Equal(*b)) || al != bl {
+			t.Fatalf("iteration %d: stable until %v %v from the selected class, %v %v from the sorted one", it, a, al, b, bl)
+		}
+	}
+	if !repeatedSeen {
+		t.Fatal("no class with repeated names drawn")
+	}
+}
+
+func mapPods(pods []Pod, f func(Pod) string) []string {
+	out := make([]string, len(pods))
+	for i, p := range pods {
+		out[i] = f(p)
+	}
+	return out
 }
