@@ -17,14 +17,16 @@ import (
 // With full false only the classes up to the one at position d are
 // arranged and the rest follow in name order: enough for a round whose
 // survivors are not shown. It returns how many leading pods are arranged.
-func arrange(c *Comparator, keys []key, idx []int, d int, full bool) int {
+func arrange(c *Comparator, keys []key, idx []int, d int, full bool, sc *scratch) int {
 	outer := func(a, b int) int { return outerCmp(c, &keys[a], &keys[b]) }
 	sorted := idx
 	if !full && d < len(idx) {
 		// The pods up to the cut's class, found in linear time.
-		pivot := selectKth(slices.Clone(idx), d, outer)
+		sel := sc.ints(&sc.sel, len(idx))
+		copy(sel, idx)
+		pivot := selectKth(sel, d, outer)
 		head := make([]int, 0, d+1)
-		tail := make([]int, 0, len(idx)-d)
+		tail := sc.ints(&sc.tail, len(idx)-d)[:0]
 		for _, k := range idx {
 			if outer(k, pivot) <= 0 {
 				head = append(head, k)

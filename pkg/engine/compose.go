@@ -157,13 +157,14 @@ const maxSamples = 64
 // composer accumulates, over the outcomes followed, each candidate's
 // probability of deletion and the fates it has had.
 type composer struct {
-	in    Input
-	index map[*Pod]int
-	prob  []float64
-	fates []uint8
-	work  int
-	rng   *rand.Rand
-	nodes *nodeCounts
+	in      Input
+	index   map[*Pod]int
+	prob    []float64
+	fates   []uint8
+	work    int
+	rng     *rand.Rand
+	nodes   *nodeCounts
+	scratch scratch
 }
 
 // compose returns, per candidate (in in.Candidates order), the overall
@@ -239,7 +240,7 @@ func (c *composer) round(active []*Pod, keys []key, related []int, remaining, ro
 		// path, without sampling or enumerating open groups.
 		in.FatesOnly, approx = true, true
 	}
-	placed, groups := analyze(active, keys, d, in, round, 0, false)
+	placed, groups := analyze(active, keys, &c.scratch, d, in, round, 0, false)
 	if len(groups) > 0 && groups[0].joint != nil {
 		c.work += groups[0].joint.cost / costScale
 	}

@@ -127,6 +127,9 @@ func Predict(in Input) Result {
 	var keys []key
 	var nodes *nodeCounts
 	var counts []int
+	var sc scratch
+	// Every candidate ends in Order.
+	res.Order = make([]Placed, 0, len(pods))
 	c := &Comparator{Rules: in.Rules, Now: in.Now}
 	for round := 1; remaining > 0; round++ {
 		d := min(remaining, in.burst())
@@ -153,7 +156,7 @@ func Predict(in Input) Result {
 		// last round, in this round's order also when the next round takes
 		// them all: only then is the whole round arranged.
 		explainAll := d == remaining || remaining == len(active) || in.resortAll
-		placed := placeRound(&res, active, roundKeys, shown, d, in, round, earlierOpen, explainAll)
+		placed := placeRound(&res, active, roundKeys, &sc, shown, d, in, round, earlierOpen, explainAll)
 		gone := make(map[*Pod]bool, d)
 		for i := range placed[:d] {
 			if related != nil {
@@ -319,7 +322,7 @@ func (n *nodeCounts) remove(counts []int, p *Pod) {
 // placeRound orders one deletion round of d pods and settles their fates,
 // appending any open groups to res. shown is active in the order the last
 // round left it, used when every pod goes and nothing is sorted.
-func placeRound(res *Result, active []*Pod, keys []key, shown []*Pod, d int, in Input, round int, earlierOpen, explainAll bool) []Placed {
+func placeRound(res *Result, active []*Pod, keys []key, sc *scratch, shown []*Pod, d int, in Input, round int, earlierOpen, explainAll bool) []Placed {
 	var placed []Placed
 	if d >= len(active) {
 		// getPodsToDelete: no need to sort when every pod goes.
@@ -330,7 +333,7 @@ func placeRound(res *Result, active []*Pod, keys []key, shown []*Pod, d int, in 
 		}
 	} else {
 		var groups []Contenders
-		placed, groups = analyze(active, keys, d, in, round, len(res.Contenders), explainAll)
+		placed, groups = analyze(active, keys, sc, d, in, round, len(res.Contenders), explainAll)
 		res.Contenders = append(res.Contenders, groups...)
 	}
 	for i := range placed {
@@ -356,10 +359,10 @@ func placeRound(res *Result, active []*Pod, keys []key, shown []*Pod, d int, in 
 // on rules 1-5, on the log2 ready bucket, or on restarts and creation
 // bucket), so only the class the cut falls in can be open; only that class
 // gets the careful treatment.
-func analyze(active []*Pod, keys []key, d int, in Input, round, groupBase int, explainAll bool) ([]Placed, []Contenders) {
+func analyze(active []*Pod, keys []key, sc *scratch, d int, in Input, round, groupBase int, explainAll bool) ([]Placed, []Contenders) {
 	c := &Comparator{Rules: in.Rules, Now: in.Now}
 	n := len(active)
-	idx := make([]int, n)
+	idx := sc.ints(&sc.idx, n)
 	for i := range idx {
 		idx[i] = i
 	}
@@ -375,7 +378,7 @@ func analyze(active []*Pod, keys []key, d int, in Input, round, groupBase int, e
 	}
 	// Pods past the cut's class are certain survivors: when they are not
 	// shown they are not placed either.
-	placed := make([]Placed, arrange(c, keys, idx, d, explainAll))
+	placed := make([]Placed, arrange(c, keys, idx, d, explainAll, sc))
 	keyOf := make(map[*Pod]*key, len(placed))
 	for i, k := range idx[:len(placed)] {
 		placed[i] = Placed{Pod: active[k], Delete: i < d, Certain: true, Group: -1}
@@ -424,6 +427,18 @@ func explainPlaced(c *Comparator, placed []Placed, keyOf map[*Pod]*key, d int, e
 		}
 		placed[i].Boundary = &dec
 	}
+}
+
+// scratch is index space that analyze reuses from round to round; nothing
+// it returns keeps it.
+type scratch struct{ idx, sel, tail []int }
+
+// ints resizes *buf to n ints, reallocating only when it is too small.
+func (sc *scratch) ints(buf *[]int, n int) []int {
+	if cap(*buf) < n {
+		*buf = make([]int, n)
+	}
+	return (*buf)[:n]
 }
 
 type sorter struct {
