@@ -46,6 +46,9 @@ type Input struct {
 	// Contenders.Outcomes), for a caller whose later steps depend on which
 	// members went (compose, and a Deployment's steps).
 	Joint bool
+	// owned: Candidates are the caller's own copies (the stable-until
+	// search's), which Predict may rank in place instead of copying them.
+	owned bool
 }
 
 // Placed is one candidate's predicted fate.
@@ -109,7 +112,10 @@ func (in Input) burst() int {
 // Predict runs the controller's deletion rounds: at most Burst pods per
 // sync, each round re-ranked and re-sorted on what is left.
 func Predict(in Input) Result {
-	pods := slices.Clone(in.Candidates)
+	pods := in.Candidates
+	if !in.owned {
+		pods = slices.Clone(pods)
+	}
 	related := maps.Clone(in.Related) // nil stays nil: no related pods
 	res := Result{Certain: true}
 	active := pointers(pods)

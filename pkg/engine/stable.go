@@ -31,7 +31,8 @@ func StableUntil(in Input) (until *time.Time, lowerBound bool) {
 	if class == nil {
 		return nil, false
 	}
-	sub := Input{Candidates: class, Delete: d - before, Rules: in.Rules, Burst: in.burst(), FatesOnly: true}
+	// class is a copy: the search's Predicts may rank it in place.
+	sub := Input{Candidates: class, Delete: d - before, Rules: in.Rules, Burst: in.burst(), FatesOnly: true, owned: true}
 	return firstChange(sub, in.Now)
 }
 
