@@ -71,6 +71,9 @@ type Decision struct {
 type Comparator struct {
 	Rules rules.RuleSet
 	Now   time.Time
+	// ages, when not nil, remembers ageText's results: a large round
+	// explains many pods ready or created in the same second.
+	ages map[ageKey]string
 }
 
 // cmp is ActivePodsWithRanks.Less as a three-way comparison on precomputed
@@ -280,11 +283,24 @@ func (c *Comparator) ageText(t time.Time, bucket int64) string {
 	if t.IsZero() {
 		return "no time"
 	}
+	k := ageKey{sec: t.Unix(), bucket: bucket, nsec: t.Nanosecond()}
+	if s, ok := c.ages[k]; ok {
+		return s
+	}
 	s := HumanAge(c.Now.Sub(t))
 	if bucket >= -1 {
 		s += " (bucket " + strconv.FormatInt(bucket, 10) + ")"
 	}
+	if c.ages != nil {
+		c.ages[k] = s
+	}
 	return s
+}
+
+// ageKey is what ageText renders besides the reference time.
+type ageKey struct {
+	sec, bucket int64
+	nsec        int
 }
 
 func nodeText(n string) string {

@@ -418,20 +418,25 @@ func explainPlaced(c *Comparator, placed []Placed, keyOf map[*Pod]*key, d int, e
 	if explainAll {
 		explain = len(placed)
 	}
+	if explain > 4096 {
+		c.ages = map[ageKey]string{} // worth it only for many pods
+	}
+	// The decisions of a round in one allocation.
+	decs := make([]Decision, 2*explain)
 	for i := range placed[:explain] {
 		if i+1 < len(placed) {
-			dec := cmpPods(placed[i].Pod, placed[i+1].Pod)
-			placed[i].Next, placed[i].NextPod = &dec, placed[i+1].Pod
+			decs[2*i] = cmpPods(placed[i].Pod, placed[i+1].Pod)
+			placed[i].Next, placed[i].NextPod = &decs[2*i], placed[i+1].Pod
 		}
-		var dec Decision
+		dec := &decs[2*i+1]
 		if i < d {
-			dec = cmpPods(placed[i].Pod, placed[d].Pod)
+			*dec = cmpPods(placed[i].Pod, placed[d].Pod)
 			placed[i].BoundaryPod = placed[d].Pod
 		} else {
-			dec = cmpPods(placed[d-1].Pod, placed[i].Pod)
+			*dec = cmpPods(placed[d-1].Pod, placed[i].Pod)
 			placed[i].BoundaryPod = placed[d-1].Pod
 		}
-		placed[i].Boundary = &dec
+		placed[i].Boundary = dec
 	}
 }
 
