@@ -3,7 +3,6 @@ package engine
 import (
 	"cmp"
 	"slices"
-	"sort"
 )
 
 // arrange puts idx, given in name order, into the order a round shows:
@@ -45,7 +44,8 @@ func arrange(c *Comparator, keys []key, idx []int, d int, full bool, sc *scratch
 			hi++
 		}
 		if hi-lo > 1 {
-			sort.Sort(&sorter{c: c, keys: keys, idx: sorted[lo:hi]})
+			// sort.Sort's moves (see sortTrials), without interface calls.
+			slices.SortFunc(sorted[lo:hi], func(a, b int) int { return lessCmp(c.less(&keys[a], &keys[b])) })
 		}
 		lo = hi
 	}
@@ -100,17 +100,16 @@ func selectKth(s []int, k int, cmpf func(a, b int) int) int {
 // bits, 2 MiB, at most).
 const maxTable = 4096
 
-// lessTable is the comparator's Less over a universe as bits: bit i*n+j
-// says universe[i] goes before universe[j]. The comparator is
-// antisymmetric (TestOneComparator), so one comparison gives
-// both orders of a pair.
-func lessTable(c *Comparator, keys []key, universe []int) []uint64 {
-	n := len(universe)
+// lessTable is the comparator's Less over keys as bits: bit i*n+j says
+// keys[i] goes before keys[j]. The comparator is antisymmetric
+// (TestOneComparator), so one comparison gives both orders of a pair.
+func lessTable(c *Comparator, keys []key) []uint64 {
+	n := len(keys)
 	bits := make([]uint64, (n*n+63)/64)
 	set := func(x int) { bits[x>>6] |= 1 << (x & 63) }
-	for i, a := range universe {
+	for i := range keys {
 		for j := i + 1; j < n; j++ {
-			switch r, _, _ := c.cmp(&keys[a], &keys[universe[j]]); {
+			switch r, _, _ := c.cmp(&keys[i], &keys[j]); {
 			case r < 0:
 				set(i*n + j)
 			case r > 0:

@@ -452,16 +452,6 @@ func (sc *scratch) ints(buf *[]int, n int) []int {
 	return (*buf)[:n]
 }
 
-type sorter struct {
-	c    *Comparator
-	keys []key
-	idx  []int
-}
-
-func (s *sorter) Len() int           { return len(s.idx) }
-func (s *sorter) Swap(i, j int)      { s.idx[i], s.idx[j] = s.idx[j], s.idx[i] }
-func (s *sorter) Less(i, j int) bool { return s.c.less(&s.keys[s.idx[i]], &s.keys[s.idx[j]]) }
-
 // outerCmp orders by the comparator's consistent prefix: rules 1-5, then
 // for two ready pods the ready time (its log2 bucket in log mode); it stops
 // where the UID tie-break can make the comparator intransitive.
@@ -659,18 +649,16 @@ func sortTrials(c *Comparator, keys []key, universe []int, cut, trials int, rng 
 		return
 	}
 	n := len(universe)
-	var cmpf func(a, b int) int
+	uk := rankedKeys(keys, universe)
+	cmpf := func(a, b int) int { return lessCmp(c.less(&uk[a], &uk[b])) }
 	if n <= maxTable {
 		// Every trial asks the same few comparisons again: answer them
 		// from a table.
-		less := lessTable(c, keys, universe)
+		less := lessTable(c, uk)
 		cmpf = func(a, b int) int {
 			x := a*n + b
 			return lessCmp(less[x>>6]>>(x&63)&1 != 0)
 		}
-	} else {
-		uk := rankedKeys(keys, universe)
-		cmpf = func(a, b int) int { return lessCmp(c.less(&uk[a], &uk[b])) }
 	}
 	work := make([]int, n)
 	for t := 0; t < trials; t++ {
