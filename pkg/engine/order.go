@@ -606,39 +606,53 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 		enumSteps = steps
 	}
 	rng := rand.New(rand.NewPCG(in.Seed, uint64(round)))
-	// Counted per key index in a slice: maps cost more than the sorts.
-	hits := make([]int, len(keys))
-	inGroup := make([]bool, len(keys))
-	for _, k := range members {
-		inGroup[k] = true
-	}
 	var sets *sampledSets
 	if in.Joint && trials > 0 {
 		sets = newSampledSets(active, d-from)
 		sets.cost = enumSteps
 	}
-	sortTrials(c, keys, universe, cut, trials, rng, func(k int) {
-		if inGroup[k] {
-			hits[k]++
-			sets.add(k)
+	// Counted per position in universe in a slice: maps cost more than
+	// the sorts.
+	var hits []int
+	var inGroup []bool
+	if trials > 0 {
+		hits, inGroup = make([]int, len(universe)), make([]bool, len(universe))
+		member := make(map[int]bool, len(members))
+		for _, k := range members {
+			member[k] = true
+		}
+		for pos, k := range universe {
+			inGroup[pos] = member[k]
+		}
+	}
+	sortTrials(c, keys, universe, cut, trials, rng, func(pos int) {
+		if inGroup[pos] {
+			hits[pos]++
+			sets.add(universe[pos])
 		}
 	}, sets.end)
 	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Trials: trials}
 	if sets != nil {
 		g.joint = sets.joint(members, trials)
 	}
+	hitsOf := make(map[int]int, len(members))
+	for pos, h := range hits {
+		if inGroup[pos] {
+			hitsOf[universe[pos]] = h
+		}
+	}
 	return placeOpen(active, members, from, d, groupBase, placed, g, func(k int) float64 {
 		if trials == 0 {
 			return float64(d-from) / float64(len(members))
 		}
-		return float64(hits[k]) / float64(trials)
+		return float64(hitsOf[k]) / float64(trials)
 	})
 }
 
 // sortTrials runs sort.Sort with the controller's comparator over trials
 // random input orders of universe (each shuffled from universe's order),
-// calling took with the key index of each of the first cut of every
-// result, then end. The trials sort positions in universe, which stand for
+// calling took with the position in universe of each of the first cut of
+// every result, then end. The trials sort positions in universe, which stand for
 // its keys one for one: the same shuffles, comparisons and moves. They
 // sort with slices.SortFunc, which is sort.Sort's algorithm (the standard
 // library generates both from one template) asking cmp(a, b) < 0 where
@@ -668,7 +682,7 @@ func sortTrials(c *Comparator, keys []key, universe []int, cut, trials int, rng 
 		rng.Shuffle(n, func(i, j int) { work[i], work[j] = work[j], work[i] })
 		slices.SortFunc(work, cmpf)
 		for _, pos := range work[:cut] {
-			took(universe[pos])
+			took(pos)
 		}
 		end()
 	}

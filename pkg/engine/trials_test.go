@@ -47,7 +47,7 @@ func TestSortTrialsMatchPlainSorts(t *testing.T) {
 		var got [][]int
 		var cur []int
 		sortTrials(c, keys, universe, cut, trials, rand.New(rand.NewPCG(seed, 1)),
-			func(k int) { cur = append(cur, k) },
+			func(pos int) { cur = append(cur, universe[pos]) },
 			func() { got, cur = append(got, cur), nil })
 		if len(got) != len(want) {
 			t.Fatalf("iteration %d: %d trials, want %d", it, len(got), len(want))
