@@ -419,7 +419,9 @@ func explainPlaced(c *Comparator, placed []Placed, keyOf map[*Pod]*key, d int, e
 		explain = len(placed)
 	}
 	if explain > 4096 {
-		c.ages = map[ageKey]string{} // worth it only for many pods
+		// Many pods share a second: render each age once (c is this
+		// round's own comparator). Not worth a map for fewer pods.
+		c.ages = map[ageKey]string{}
 	}
 	// The decisions of a round in one allocation.
 	decs := make([]Decision, 2*explain)
@@ -652,13 +654,13 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 // sortTrials runs sort.Sort with the controller's comparator over trials
 // random input orders of universe (each shuffled from universe's order),
 // calling took with the position in universe of each of the first cut of
-// every result, then end. The trials sort positions in universe, which stand for
-// its keys one for one: the same shuffles, comparisons and moves. They
-// sort with slices.SortFunc, which is sort.Sort's algorithm (the standard
-// library generates both from one template) asking cmp(a, b) < 0 where
-// sort.Sort asks Less(a, b): the same moves, without interface calls
-// (TestSortFuncMovesLikeSortSort).
-func sortTrials(c *Comparator, keys []key, universe []int, cut, trials int, rng *rand.Rand, took func(k int), end func()) {
+// every result, then end. The trials sort positions in universe, which
+// stand for its keys one for one: the same shuffles, comparisons and
+// moves. They sort with slices.SortFunc, which is sort.Sort's algorithm
+// (the standard library generates both from one template) asking
+// cmp(a, b) < 0 where sort.Sort asks Less(a, b): the same moves, without
+// interface calls (TestSortFuncMovesLikeSortSort).
+func sortTrials(c *Comparator, keys []key, universe []int, cut, trials int, rng *rand.Rand, took func(pos int), end func()) {
 	if trials <= 0 {
 		return
 	}
