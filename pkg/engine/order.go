@@ -134,8 +134,10 @@ func Predict(in Input) Result {
 	var nodes *nodeCounts
 	var counts []int
 	var sc scratch
-	// Every candidate ends in Order.
-	res.Order = make([]Placed, 0, len(pods))
+	if len(pods) > 0 {
+		// Every candidate ends in Order (which stays nil without any).
+		res.Order = make([]Placed, 0, len(pods))
+	}
 	c := &Comparator{Rules: in.Rules, Now: in.Now}
 	for round := 1; remaining > 0; round++ {
 		d := min(remaining, in.burst())
