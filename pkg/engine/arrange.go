@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"cmp"
 	"slices"
-	"sort"
 )
 
 // arrange puts idx, given in name order, into the order a round shows:
@@ -16,14 +16,16 @@ import (
 // With full false only the classes up to the one at position d are
 // arranged and the rest follow in name order: enough for a round whose
 // survivors are not shown. It returns how many leading pods are arranged.
-func arrange(c *Comparator, keys []key, idx []int, d int, full bool) int {
+func arrange(c *Comparator, keys []key, idx []int, d int, full bool, sc *scratch) int {
 	outer := func(a, b int) int { return outerCmp(c, &keys[a], &keys[b]) }
 	sorted := idx
 	if !full && d < len(idx) {
 		// The pods up to the cut's class, found in linear time.
-		pivot := selectKth(slices.Clone(idx), d, outer)
+		sel := sc.ints(&sc.sel, len(idx))
+		copy(sel, idx)
+		pivot := selectKth(sel, d, outer)
 		head := make([]int, 0, d+1)
-		tail := make([]int, 0, len(idx)-d)
+		tail := sc.ints(&sc.tail, len(idx)-d)[:0]
 		for _, k := range idx {
 			if outer(k, pivot) <= 0 {
 				head = append(head, k)
@@ -42,7 +44,8 @@ func arrange(c *Comparator, keys []key, idx []int, d int, full bool) int {
 			hi++
 		}
 		if hi-lo > 1 {
-			sort.Sort(&sorter{c: c, keys: keys, idx: sorted[lo:hi]})
+			// sort.Sort's moves (see sortTrials), without interface calls.
+			slices.SortFunc(sorted[lo:hi], func(a, b int) int { return lessCmp(c.less(&keys[a], &keys[b])) })
 		}
 		lo = hi
 	}
@@ -93,33 +96,46 @@ func selectKth(s []int, k int, cmpf func(a, b int) int) int {
 	return s[k]
 }
 
-// maxTable bounds the universes whose comparisons are tabled (a million
-// entries at most).
-const maxTable = 1024
+// maxTable bounds the universes whose comparisons are tabled (16 million
+// bits, 2 MiB, at most).
+const maxTable = 4096
 
-// tableSorter sorts key indices like sorter, answering Less from a table
-// of the comparator's results over one universe.
-type tableSorter struct {
-	n    int
-	less []bool // less[i*n+j]: universe[i] goes before universe[j]
-	slot []int  // key index -> position in universe
-	idx  []int
-}
-
-func newTableSorter(c *Comparator, keys []key, universe, idx []int) *tableSorter {
-	n := len(universe)
-	t := &tableSorter{n: n, less: make([]bool, n*n), slot: make([]int, len(keys)), idx: idx}
-	for i, a := range universe {
-		t.slot[a] = i
-		for j, b := range universe {
-			t.less[i*n+j] = c.less(&keys[a], &keys[b])
+// lessTable is the comparator's Less over keys as bits: bit i*n+j says
+// keys[i] goes before keys[j]. The comparator is antisymmetric
+// (TestOneComparator), so one comparison gives both orders of a pair.
+func lessTable(c *Comparator, keys []key) []uint64 {
+	n := len(keys)
+	bits := make([]uint64, (n*n+63)/64)
+	set := func(x int) { bits[x>>6] |= 1 << (x & 63) }
+	for i := range keys {
+		for j := i + 1; j < n; j++ {
+			switch r, _, _ := c.cmp(&keys[i], &keys[j]); {
+			case r < 0:
+				set(i*n + j)
+			case r > 0:
+				set(j*n + i)
+			}
 		}
 	}
-	return t
+	return bits
 }
 
-func (t *tableSorter) Len() int      { return len(t.idx) }
-func (t *tableSorter) Swap(i, j int) { t.idx[i], t.idx[j] = t.idx[j], t.idx[i] }
-func (t *tableSorter) Less(i, j int) bool {
-	return t.less[t.slot[t.idx[i]]*t.n+t.slot[t.idx[j]]]
+// rankedKeys copies universe's keys, in its order, with their UIDs ranked
+// (uidRank), so that comparing them compares no strings.
+func rankedKeys(keys []key, universe []int) []key {
+	out := make([]key, len(universe))
+	byUID := make([]int, len(universe))
+	for i, k := range universe {
+		out[i] = keys[k]
+		byUID[i] = i
+	}
+	slices.SortFunc(byUID, func(a, b int) int { return cmp.Compare(out[a].uid, out[b].uid) })
+	rank := int32(0)
+	for i, x := range byUID {
+		if i == 0 || out[x].uid != out[byUID[i-1]].uid {
+			rank++
+		}
+		out[x].uidRank = rank
+	}
+	return out
 }

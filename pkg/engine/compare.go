@@ -71,13 +71,20 @@ type Decision struct {
 type Comparator struct {
 	Rules rules.RuleSet
 	Now   time.Time
+	// ages, when not nil, remembers ageText's results: a large round
+	// explains many pods ready or created in the same second.
+	ages map[ageKey]string
 }
 
 // cmp is ActivePodsWithRanks.Less as a three-way comparison on precomputed
 // keys: negative when a is deleted first, positive when b is, 0 when Less
 // holds neither way. It also returns the rule that decided and, for rules
 // 6-8, the branch. Every other ordering in this package is built from it.
-func (c *Comparator) cmp(a, b *key) (int, Rule, How) {
+func (c *Comparator) cmp(a, b *key) (int, Rule, How) { return c.compare(a, b, true) }
+
+// compare is cmp; without uid, a ByUID result is 0 instead of the UIDs'
+// order, which saves comparing strings where only the branch matters.
+func (c *Comparator) compare(a, b *key, uid bool) (int, Rule, How) {
 	// 1. Unassigned < assigned.
 	if a.assigned != b.assigned {
 		return boolFirst(!a.assigned), Unassigned, ByValue
@@ -100,7 +107,10 @@ func (c *Comparator) cmp(a, b *key) (int, Rule, How) {
 	}
 	// 6. Both ready: empty ready time < ready more recently < ready longer.
 	if a.ready && a.readyNs != b.readyNs {
-		r, how := c.timeCmp(a.readyZero, b.readyZero, a.readyNs, b.readyNs, a.readyBucket, b.readyBucket, a.uid, b.uid)
+		r, how := c.timeCmp(a.readyZero, b.readyZero, a.readyNs, b.readyNs, a.readyBucket, b.readyBucket)
+		if how == ByUID && uid {
+			r = uidCmp(a, b)
+		}
 		return r, ReadyTime, how
 	}
 	// 7. More container restarts < fewer; restartable init containers
@@ -113,7 +123,10 @@ func (c *Comparator) cmp(a, b *key) (int, Rule, How) {
 	}
 	// 8. Empty creation time < newer < older.
 	if a.createdNs != b.createdNs {
-		r, how := c.timeCmp(a.createdZero, b.createdZero, a.createdNs, b.createdNs, a.createdBucket, b.createdBucket, a.uid, b.uid)
+		r, how := c.timeCmp(a.createdZero, b.createdZero, a.createdNs, b.createdNs, a.createdBucket, b.createdBucket)
+		if how == ByUID && uid {
+			r = uidCmp(a, b)
+		}
 		return r, CreationTime, how
 	}
 	return 0, Tie, ByValue
@@ -121,8 +134,9 @@ func (c *Comparator) cmp(a, b *key) (int, Rule, How) {
 
 // timeCmp is the time comparison rules 6 and 8 share: a zero time counts as
 // newest; otherwise newer first, or, on the log scale, the lower log2 age
-// bucket first and within one bucket the lower UID.
-func (c *Comparator) timeCmp(az, bz bool, an, bn, ab, bb int64, au, bu string) (int, How) {
+// bucket first and within one bucket the lower UID (ByUID, left to the
+// caller: 0 here).
+func (c *Comparator) timeCmp(az, bz bool, an, bn, ab, bb int64) (int, How) {
 	switch {
 	case az || bz:
 		return boolFirst(az), ByZero
@@ -131,7 +145,15 @@ func (c *Comparator) timeCmp(az, bz bool, an, bn, ab, bb int64, au, bu string) (
 	case ab != bb:
 		return cmp.Compare(ab, bb), ByBucket
 	}
-	return cmp.Compare(au, bu), ByUID
+	return 0, ByUID
+}
+
+// uidCmp orders by UID, the lower first; by uidRank when both have one.
+func uidCmp(a, b *key) int {
+	if a.uidRank > 0 && b.uidRank > 0 {
+		return cmp.Compare(a.uidRank, b.uidRank)
+	}
+	return cmp.Compare(a.uid, b.uid)
 }
 
 // less is the controller's Less: a is deleted before b.
@@ -145,7 +167,7 @@ func (c *Comparator) less(a, b *key) bool {
 // of the comparator that is a strict weak order. Pods it calls equal form
 // the classes the ordering settles one by one.
 func (c *Comparator) consistentCmp(a, b *key, through Rule) int {
-	r, rule, how := c.cmp(a, b)
+	r, rule, how := c.compare(a, b, false)
 	if rule > through || how == ByUID {
 		return 0
 	}
@@ -161,12 +183,16 @@ func boolFirst(aFirst bool) int {
 
 // key is a pod's comparator inputs, flattened for a fast sort.
 type key struct {
-	assigned                   bool
+	assigned, ready        bool
+	readyZero, createdZero bool
+	cost                   int32
+	// uidRank, when set (from 1), is the UID's rank among the keys it is
+	// compared with: the same order, compared as an integer.
+	uidRank int32
+	// node numbers the pod's node for the rounds (nodeCounts); not compared.
+	node                       int32
 	phase                      int
-	ready                      bool
-	cost                       int32
 	rank                       int
-	readyZero, createdZero     bool
 	readyNs, createdNs         int64 // meaningful only when not zero
 	readyBucket, createdBucket int64
 	restarts, sidecar          int
@@ -257,11 +283,24 @@ func (c *Comparator) ageText(t time.Time, bucket int64) string {
 	if t.IsZero() {
 		return "no time"
 	}
+	k := ageKey{sec: t.Unix(), bucket: bucket, nsec: t.Nanosecond()}
+	if s, ok := c.ages[k]; ok {
+		return s
+	}
 	s := HumanAge(c.Now.Sub(t))
 	if bucket >= -1 {
 		s += " (bucket " + strconv.FormatInt(bucket, 10) + ")"
 	}
+	if c.ages != nil {
+		c.ages[k] = s
+	}
 	return s
+}
+
+// ageKey is what ageText renders besides the reference time.
+type ageKey struct {
+	sec, bucket int64
+	nsec        int
 }
 
 func nodeText(n string) string {

@@ -157,12 +157,14 @@ const maxSamples = 64
 // composer accumulates, over the outcomes followed, each candidate's
 // probability of deletion and the fates it has had.
 type composer struct {
-	in    Input
-	index map[*Pod]int
-	prob  []float64
-	fates []uint8
-	work  int
-	rng   *rand.Rand
+	in      Input
+	index   map[*Pod]int
+	prob    []float64
+	fates   []uint8
+	work    int
+	rng     *rand.Rand
+	nodes   *nodeCounts
+	scratch scratch
 }
 
 // compose returns, per candidate (in in.Candidates order), the overall
@@ -183,7 +185,8 @@ func compose(in Input) (prob []float64, fate []uint8) {
 	}
 	slices.SortFunc(active, func(a, b *Pod) int { return strings.Compare(a.Name, b.Name) })
 	remaining := min(in.Delete, len(active))
-	c.round(active, maps.Clone(in.Related), remaining, 1, 1, false)
+	c.nodes = newNodeCounts(in.Related, active)
+	c.round(active, nil, c.nodes.initial(), remaining, 1, 1, false)
 	for i, f := range c.fates {
 		if f != fateDelete && f != fateKeep {
 			c.fates[i] = fateOpen
@@ -204,8 +207,9 @@ func (c *composer) note(pod *Pod, w, p float64, f uint8, approx bool) {
 }
 
 // round follows one round of the outcome of weight w; active is in name
-// order and related is this branch's own.
-func (c *composer) round(active []*Pod, related map[string]int, remaining, round int, w float64, approx bool) {
+// order, keys are its keys or nil, and related (counts by node number) is
+// this branch's own.
+func (c *composer) round(active []*Pod, keys []key, related []int, remaining, round int, w float64, approx bool) {
 	d := min(remaining, c.in.burst())
 	before := c.work
 	c.work += roundCost + len(active)
@@ -215,7 +219,20 @@ func (c *composer) round(active []*Pod, related map[string]int, remaining, round
 		}
 		return
 	}
-	setRanks(active, related)
+	if keys == nil {
+		// Kept for the later rounds: with the same reference time only
+		// the rank changes.
+		cmp := &Comparator{Rules: c.in.Rules, Now: c.in.Now}
+		keys = make([]key, len(active))
+		for i, p := range active {
+			keys[i] = cmp.keyOf(p)
+			keys[i].node = c.nodes.id[p.Node]
+		}
+	}
+	for i, p := range active {
+		p.Rank = related[keys[i].node]
+		keys[i].rank = p.Rank
+	}
 	in := c.in
 	spent := c.work > maxComposeWork
 	if spent {
@@ -223,7 +240,7 @@ func (c *composer) round(active []*Pod, related map[string]int, remaining, round
 		// path, without sampling or enumerating open groups.
 		in.FatesOnly, approx = true, true
 	}
-	placed, groups := analyze(active, d, in, round, 0, false)
+	placed, groups := analyze(active, keys, &c.scratch, d, in, round, 0, false)
 	if len(groups) > 0 && groups[0].joint != nil {
 		c.work += groups[0].joint.cost / costScale
 	}
@@ -255,7 +272,7 @@ func (c *composer) round(active []*Pod, related map[string]int, remaining, round
 		}
 	}
 	if len(groups) == 0 {
-		c.next(active, related, gone, nil, remaining-d, round, w, approx)
+		c.next(active, keys, related, gone, nil, remaining-d, round, w, approx, true)
 		return
 	}
 	var sets []weightedSet
@@ -273,33 +290,37 @@ func (c *composer) round(active []*Pod, related map[string]int, remaining, round
 		// Each outcome's later rounds are taken to cost what this one did.
 		sets, exact = c.outcomes(groups[0].joint, (c.work-before)*later)
 	}
-	for _, s := range sets {
+	for i, s := range sets {
 		for _, p := range s.pods {
 			c.note(p, w*s.w, 1, fateDelete, approx || !exact)
 		}
-		c.next(active, related, gone, s.pods, remaining-d, round, w*s.w, approx || !exact)
+		c.next(active, keys, related, gone, s.pods, remaining-d, round, w*s.w, approx || !exact, i == len(sets)-1)
 	}
 }
 
-// next runs the following round on what this one leaves.
-func (c *composer) next(active []*Pod, related map[string]int, gone map[*Pod]bool, also []*Pod, remaining, round int, w float64, approx bool) {
+// next runs the following round on what this one leaves. The last branch
+// of a round takes over active and keys, which the round no longer needs.
+func (c *composer) next(active []*Pod, keys []key, related []int, gone map[*Pod]bool, also []*Pod, remaining, round int, w float64, approx, last bool) {
 	out := maps.Clone(gone)
 	for _, p := range also {
 		out[p] = true
 	}
-	left := make([]*Pod, 0, len(active)-len(out))
-	for _, p := range active {
+	left, leftKeys := active[:0], keys[:0]
+	if !last {
+		left = make([]*Pod, 0, len(active)-len(out))
+		leftKeys = make([]key, 0, len(active)-len(out))
+	}
+	for i, p := range active {
 		if !out[p] {
 			left = append(left, p)
+			leftKeys = append(leftKeys, keys[i])
 		}
 	}
-	rel := maps.Clone(related) // nil stays nil: no related pods
-	if rel != nil {
-		for p := range out {
-			rel[p.Node]--
-		}
+	rel := slices.Clone(related)
+	for p := range out {
+		c.nodes.remove(rel, p)
 	}
-	c.round(left, rel, remaining, round+1, w, approx)
+	c.round(left, leftKeys, rel, remaining, round+1, w, approx)
 }
 
 // outcomes lists an open round's outcomes to follow, each costing about

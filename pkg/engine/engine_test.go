@@ -243,3 +243,12 @@ func TestBurstRounds(t *testing.T) {
 		t.Fatalf("victims %v, want [x1 x2 y1]", got)
 	}
 }
+
+// No candidates: Order stays nil (JSON null), as it always was.
+func TestNoCandidatesNilOrder(t *testing.T) {
+	for _, del := range []int{0, 1} {
+		if res := Predict(Input{Delete: del, Now: now, Rules: rules37(t)}); res.Order != nil {
+			t.Fatalf("delete %d: Order %#v, want nil", del, res.Order)
+		}
+	}
+}

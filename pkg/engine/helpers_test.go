@@ -87,3 +87,15 @@ func byName(res Result, name string) Placed {
 	}
 	panic("no pod " + name)
 }
+
+// sorter is sort.Sort over key indices with the controller's comparator:
+// the plain reference the engine's faster sorts are checked against.
+type sorter struct {
+	c    *Comparator
+	keys []key
+	idx  []int
+}
+
+func (s *sorter) Len() int           { return len(s.idx) }
+func (s *sorter) Swap(i, j int)      { s.idx[i], s.idx[j] = s.idx[j], s.idx[i] }
+func (s *sorter) Less(i, j int) bool { return s.c.less(&s.keys[s.idx[i]], &s.keys[s.idx[j]]) }

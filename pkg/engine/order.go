@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/scale-preview/scale-preview/pkg/rules"
@@ -47,6 +46,9 @@ type Input struct {
 	// Contenders.Outcomes), for a caller whose later steps depend on which
 	// members went (compose, and a Deployment's steps).
 	Joint bool
+	// owned: Candidates are the caller's own copies (the stable-until
+	// search's), which Predict may rank in place instead of copying them.
+	owned bool
 }
 
 // Placed is one candidate's predicted fate.
@@ -110,7 +112,10 @@ func (in Input) burst() int {
 // Predict runs the controller's deletion rounds: at most Burst pods per
 // sync, each round re-ranked and re-sorted on what is left.
 func Predict(in Input) Result {
-	pods := slices.Clone(in.Candidates)
+	pods := in.Candidates
+	if !in.owned {
+		pods = slices.Clone(pods)
+	}
 	related := maps.Clone(in.Related) // nil stays nil: no related pods
 	res := Result{Certain: true}
 	active := pointers(pods)
@@ -122,23 +127,70 @@ func Predict(in Input) Result {
 	slices.SortFunc(byName, func(a, b *Pod) int { return cmp.Compare(a.Name, b.Name) })
 	// shown is the survivors in the order the last round placed them.
 	shown := slices.Clone(active)
+	// keys are byName's from round 2 on, kept alongside it: with the same
+	// reference time only the rank changes from round to round, counted in
+	// counts by node number.
+	var keys []key
+	var nodes *nodeCounts
+	var counts []int
+	var sc scratch
+	if len(pods) > 0 {
+		// Every candidate ends in Order (which stays nil without any).
+		res.Order = make([]Placed, 0, len(pods))
+	}
+	c := &Comparator{Rules: in.Rules, Now: in.Now}
 	for round := 1; remaining > 0; round++ {
 		d := min(remaining, in.burst())
-		setRanks(active, related)
+		var roundKeys []key // nil: analyze computes them
+		if round > 1 && !in.resortAll {
+			if keys == nil {
+				nodes = newNodeCounts(related, byName)
+				counts = nodes.initial()
+				keys = make([]key, len(byName))
+				for i, p := range byName {
+					keys[i] = c.keyOf(p)
+					keys[i].node = nodes.id[p.Node]
+				}
+			}
+			for i, p := range active {
+				p.Rank = counts[keys[i].node]
+				keys[i].rank = p.Rank
+			}
+			roundKeys = keys
+		} else {
+			setRanks(active, related)
+		}
 		// Only this round's victims are shown, and the survivors of the
 		// last round, in this round's order also when the next round takes
 		// them all: only then is the whole round arranged.
 		explainAll := d == remaining || remaining == len(active) || in.resortAll
-		placed := placeRound(&res, active, shown, d, in, round, earlierOpen, explainAll)
+		placed := placeRound(&res, active, roundKeys, &sc, shown, d, in, round, earlierOpen, explainAll)
 		gone := make(map[*Pod]bool, d)
 		for i := range placed[:d] {
 			if related != nil {
 				related[placed[i].Pod.Node]--
 			}
+			if nodes != nil {
+				nodes.remove(counts, placed[i].Pod)
+			}
 			res.Order = append(res.Order, placed[i])
 			gone[placed[i].Pod] = true
 		}
-		byName = slices.DeleteFunc(byName, func(p *Pod) bool { return gone[p] })
+		kept := 0
+		for i, p := range byName {
+			if !gone[p] {
+				byName[kept] = p
+				if keys != nil {
+					keys[kept] = keys[i]
+				}
+				kept++
+			}
+		}
+		clear(byName[kept:])
+		byName = byName[:kept]
+		if keys != nil {
+			keys = keys[:kept]
+		}
 		shown = shown[:0]
 		for i := range placed[d:] {
 			shown = append(shown, placed[d+i].Pod)
@@ -239,10 +291,46 @@ func setRanks(pods []*Pod, related map[string]int) {
 	}
 }
 
+// nodeCounts numbers the nodes of a related map and of some pods, so that
+// the rounds read ranks from a slice (counts) instead of a map keyed by
+// node name: the same counts, read and counted down alike.
+type nodeCounts struct {
+	id      map[string]int32
+	related map[string]int // nil: no related pods, every rank 0
+	names   []string
+}
+
+func newNodeCounts(related map[string]int, pods []*Pod) *nodeCounts {
+	n := &nodeCounts{id: map[string]int32{}, related: related}
+	for _, p := range pods {
+		if _, ok := n.id[p.Node]; !ok {
+			n.id[p.Node] = int32(len(n.names))
+			n.names = append(n.names, p.Node)
+		}
+	}
+	return n
+}
+
+// initial is the related map's counts by node number.
+func (n *nodeCounts) initial() []int {
+	counts := make([]int, len(n.names))
+	for i, name := range n.names {
+		counts[i] = n.related[name]
+	}
+	return counts
+}
+
+// remove counts down p's node, as the map would be unless it is nil.
+func (n *nodeCounts) remove(counts []int, p *Pod) {
+	if n.related != nil {
+		counts[n.id[p.Node]]--
+	}
+}
+
 // placeRound orders one deletion round of d pods and settles their fates,
 // appending any open groups to res. shown is active in the order the last
 // round left it, used when every pod goes and nothing is sorted.
-func placeRound(res *Result, active, shown []*Pod, d int, in Input, round int, earlierOpen, explainAll bool) []Placed {
+func placeRound(res *Result, active []*Pod, keys []key, sc *scratch, shown []*Pod, d int, in Input, round int, earlierOpen, explainAll bool) []Placed {
 	var placed []Placed
 	if d >= len(active) {
 		// getPodsToDelete: no need to sort when every pod goes.
@@ -253,7 +341,7 @@ func placeRound(res *Result, active, shown []*Pod, d int, in Input, round int, e
 		}
 	} else {
 		var groups []Contenders
-		placed, groups = analyze(active, d, in, round, len(res.Contenders), explainAll)
+		placed, groups = analyze(active, keys, sc, d, in, round, len(res.Contenders), explainAll)
 		res.Contenders = append(res.Contenders, groups...)
 	}
 	for i := range placed {
@@ -274,27 +362,31 @@ func placeRound(res *Result, active, shown []*Pod, d int, in Input, round int, e
 }
 
 // analyze sorts one round and settles, for each pod, whether its fate is
-// certain. The comparator is consistent across "classes" (pods that differ
+// certain. keys, when not nil, are active's keys, and active is then in
+// name order. The comparator is consistent across "classes" (pods that differ
 // on rules 1-5, on the log2 ready bucket, or on restarts and creation
 // bucket), so only the class the cut falls in can be open; only that class
 // gets the careful treatment.
-func analyze(active []*Pod, d int, in Input, round, groupBase int, explainAll bool) ([]Placed, []Contenders) {
+func analyze(active []*Pod, keys []key, sc *scratch, d int, in Input, round, groupBase int, explainAll bool) ([]Placed, []Contenders) {
 	c := &Comparator{Rules: in.Rules, Now: in.Now}
 	n := len(active)
-	keys := make([]key, n)
-	for i, p := range active {
-		keys[i] = c.keyOf(p)
-	}
-	idx := make([]int, n)
+	idx := sc.ints(&sc.idx, n)
 	for i := range idx {
 		idx[i] = i
 	}
 	// A realistic order: classes in order, each as the controller's
-	// sort.Sort leaves it from name order (see arrange).
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
+	// sort.Sort leaves it from name order (see arrange). Given keys, active
+	// is already in name order, which the sort would leave as it is.
+	if keys == nil {
+		keys = make([]key, n)
+		for i, p := range active {
+			keys[i] = c.keyOf(p)
+		}
+		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
+	}
 	// Pods past the cut's class are certain survivors: when they are not
 	// shown they are not placed either.
-	placed := make([]Placed, arrange(c, keys, idx, d, explainAll))
+	placed := make([]Placed, arrange(c, keys, idx, d, explainAll, sc))
 	keyOf := make(map[*Pod]*key, len(placed))
 	for i, k := range idx[:len(placed)] {
 		placed[i] = Placed{Pod: active[k], Delete: i < d, Certain: true, Group: -1}
@@ -328,32 +420,41 @@ func explainPlaced(c *Comparator, placed []Placed, keyOf map[*Pod]*key, d int, e
 	if explainAll {
 		explain = len(placed)
 	}
+	if explain > 4096 {
+		// Many pods share a second: render each age once (c is this
+		// round's own comparator). Not worth a map for fewer pods.
+		c.ages = map[ageKey]string{}
+	}
+	// The decisions of a round in one allocation.
+	decs := make([]Decision, 2*explain)
 	for i := range placed[:explain] {
 		if i+1 < len(placed) {
-			dec := cmpPods(placed[i].Pod, placed[i+1].Pod)
-			placed[i].Next, placed[i].NextPod = &dec, placed[i+1].Pod
+			decs[2*i] = cmpPods(placed[i].Pod, placed[i+1].Pod)
+			placed[i].Next, placed[i].NextPod = &decs[2*i], placed[i+1].Pod
 		}
-		var dec Decision
+		dec := &decs[2*i+1]
 		if i < d {
-			dec = cmpPods(placed[i].Pod, placed[d].Pod)
+			*dec = cmpPods(placed[i].Pod, placed[d].Pod)
 			placed[i].BoundaryPod = placed[d].Pod
 		} else {
-			dec = cmpPods(placed[d-1].Pod, placed[i].Pod)
+			*dec = cmpPods(placed[d-1].Pod, placed[i].Pod)
 			placed[i].BoundaryPod = placed[d-1].Pod
 		}
-		placed[i].Boundary = &dec
+		placed[i].Boundary = dec
 	}
 }
 
-type sorter struct {
-	c    *Comparator
-	keys []key
-	idx  []int
-}
+// scratch is index space that analyze reuses from round to round; nothing
+// it returns keeps it.
+type scratch struct{ idx, sel, tail []int }
 
-func (s *sorter) Len() int           { return len(s.idx) }
-func (s *sorter) Swap(i, j int)      { s.idx[i], s.idx[j] = s.idx[j], s.idx[i] }
-func (s *sorter) Less(i, j int) bool { return s.c.less(&s.keys[s.idx[i]], &s.keys[s.idx[j]]) }
+// ints resizes *buf to n ints, reallocating only when it is too small.
+func (sc *scratch) ints(buf *[]int, n int) []int {
+	if cap(*buf) < n {
+		*buf = make([]int, n)
+	}
+	return (*buf)[:n]
+}
 
 // outerCmp orders by the comparator's consistent prefix: rules 1-5, then
 // for two ready pods the ready time (its log2 bucket in log mode); it stops
@@ -509,47 +610,95 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 		enumSteps = steps
 	}
 	rng := rand.New(rand.NewPCG(in.Seed, uint64(round)))
-	// Counted per key index in a slice: maps cost more than the sorts.
-	hits := make([]int, len(keys))
-	inGroup := make([]bool, len(keys))
-	for _, k := range members {
-		inGroup[k] = true
-	}
-	work := make([]int, len(universe))
-	var s sort.Interface = &sorter{c: c, keys: keys, idx: work}
-	if trials > 0 && len(universe) <= maxTable {
-		// Every trial asks the same few comparisons again: answer them
-		// from a table. sort.Sort sees the same answers, so it makes the
-		// same moves.
-		s = newTableSorter(c, keys, universe, work)
-	}
 	var sets *sampledSets
 	if in.Joint && trials > 0 {
 		sets = newSampledSets(active, d-from)
 		sets.cost = enumSteps
 	}
-	for t := 0; t < trials; t++ {
-		copy(work, universe)
-		rng.Shuffle(len(work), func(i, j int) { work[i], work[j] = work[j], work[i] })
-		sort.Sort(s)
-		for _, k := range work[:cut] {
-			if inGroup[k] {
-				hits[k]++
-				sets.add(k)
-			}
+	// Counted per position in universe in a slice: maps cost more than
+	// the sorts.
+	var hits []int
+	var inGroup []bool
+	if trials > 0 {
+		hits, inGroup = make([]int, len(universe)), make([]bool, len(universe))
+		member := make(map[int]bool, len(members))
+		for _, k := range members {
+			member[k] = true
 		}
-		sets.end()
+		for pos, k := range universe {
+			inGroup[pos] = member[k]
+		}
 	}
+	sortTrials(c, keys, universe, cut, trials, rng, func(pos int) {
+		if inGroup[pos] {
+			hits[pos]++
+			sets.add(universe[pos])
+		}
+	}, sets.end)
 	g := Contenders{Delete: d - from, Rule: rule, Reason: reason, Round: round, Trials: trials}
 	if sets != nil {
 		g.joint = sets.joint(members, trials)
+	}
+	hitsOf := make(map[int]int, len(members))
+	for pos, h := range hits {
+		if inGroup[pos] {
+			hitsOf[universe[pos]] = h
+		}
 	}
 	return placeOpen(active, members, from, d, groupBase, placed, g, func(k int) float64 {
 		if trials == 0 {
 			return float64(d-from) / float64(len(members))
 		}
-		return float64(hits[k]) / float64(trials)
+		return float64(hitsOf[k]) / float64(trials)
 	})
+}
+
+// sortTrials runs sort.Sort with the controller's comparator over trials
+// random input orders of universe (each shuffled from universe's order),
+// calling took with the position in universe of each of the first cut of
+// every result, then end. The trials sort positions in universe, which
+// stand for its keys one for one: the same shuffles, comparisons and
+// moves. They sort with slices.SortFunc, which is sort.Sort's algorithm
+// (the standard library generates both from one template) asking
+// cmp(a, b) < 0 where sort.Sort asks Less(a, b): the same moves, without
+// interface calls (TestSortFuncMovesLikeSortSort).
+func sortTrials(c *Comparator, keys []key, universe []int, cut, trials int, rng *rand.Rand, took func(pos int), end func()) {
+	if trials <= 0 {
+		return
+	}
+	n := len(universe)
+	uk := rankedKeys(keys, universe)
+	cmpf := func(a, b int) int { return lessCmp(c.less(&uk[a], &uk[b])) }
+	if n <= maxTable {
+		// Every trial asks the same few comparisons again: answer them
+		// from a table.
+		less := lessTable(c, uk)
+		cmpf = func(a, b int) int {
+			x := a*n + b
+			return lessCmp(less[x>>6]>>(x&63)&1 != 0)
+		}
+	}
+	work := make([]int, n)
+	for t := 0; t < trials; t++ {
+		for i := range work {
+			work[i] = i
+		}
+		rng.Shuffle(n, func(i, j int) { work[i], work[j] = work[j], work[i] })
+		slices.SortFunc(work, cmpf)
+		for _, pos := range work[:cut] {
+			took(pos)
+		}
+		end()
+	}
+}
+
+// lessCmp turns Less into a comparison for slices.SortFunc, which only
+// asks whether it is negative.
+func lessCmp(less bool) int {
+	if less {
+		return -1
+	}
+	return 1
 }
 
 // enumerated places an intransitive group whose every input order was

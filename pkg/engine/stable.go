@@ -31,14 +31,51 @@ func StableUntil(in Input) (until *time.Time, lowerBound bool) {
 	if class == nil {
 		return nil, false
 	}
-	sub := Input{Candidates: class, Delete: d - before, Rules: in.Rules, Burst: in.burst(), FatesOnly: true}
+	// class is a copy: the search's Predicts may rank it in place.
+	sub := Input{Candidates: class, Delete: d - before, Rules: in.Rules, Burst: in.burst(), FatesOnly: true, owned: true}
 	return firstChange(sub, in.Now)
 }
 
 // cutClass is the class (pods rules 1-5 cannot separate) that the cut at d
 // falls in, and how many pods go before it; nil when rules 1-5 decide the
-// cut. Only that class can change with time.
+// cut. Only that class can change with time. It selects instead of
+// sorting, so the class comes in the candidates' order rather than the
+// sort's; that order does not matter while the class's names are unique
+// (firstChange orders by name), else the sort's is kept.
 func cutClass(in Input, d int) (class []Pod, before int) {
+	c := &Comparator{Rules: in.Rules, Now: in.Now}
+	keys := make([]key, len(in.Candidates))
+	idx := make([]int, len(in.Candidates))
+	for i := range in.Candidates {
+		keys[i], idx[i] = c.keyOf(&in.Candidates[i]), i
+		keys[i].rank = in.Related[in.Candidates[i].Node]
+	}
+	outer := func(a, b int) int { return c.consistentCmp(&keys[a], &keys[b], Colocation) }
+	pivot := selectKth(slices.Clone(idx), d, outer)
+	names := map[string]bool{}
+	for i := range in.Candidates {
+		switch r := outer(i, pivot); {
+		case r < 0:
+			before++
+		case r == 0:
+			p := in.Candidates[i]
+			p.Rank = keys[i].rank
+			class = append(class, p)
+			names[p.Name] = true
+		}
+	}
+	if before == d {
+		return nil, 0 // the pod before the cut is in an earlier class
+	}
+	if len(names) < len(class) {
+		return cutClassSorted(in, d)
+	}
+	return class, before
+}
+
+// cutClassSorted is cutClass with the class in the order of sorting every
+// candidate.
+func cutClassSorted(in Input, d int) (class []Pod, before int) {
 	c := &Comparator{Rules: in.Rules, Now: in.Now}
 	pods := slices.Clone(in.Candidates)
 	setRanks(pointers(pods), in.Related)
@@ -96,6 +133,7 @@ func firstChange(sub Input, now time.Time) (*time.Time, bool) {
 			h.push(p.Created, now)
 		}
 	}
+	w := newCutWatch(sub, now)
 	var last time.Time
 	for checks := 0; h.Len() > 0; checks++ {
 		e := heap.Pop(h).(crossing)
@@ -106,15 +144,115 @@ func firstChange(sub Input, now time.Time) (*time.Time, bool) {
 			return &last, true
 		}
 		last = e.at
-		if pat := bucketPattern(sub.Candidates, e.at); !same[pat] {
-			if victimSet(sub, e.at) != base {
-				return &e.at, false
+		if !w.advance(e.at) {
+			if pat := bucketPattern(sub.Candidates, e.at); !same[pat] {
+				if victimSet(sub, e.at) != base {
+					return &e.at, false
+				}
+				same[pat] = true
 			}
-			same[pat] = true
+			w.reset(e.at)
 		}
 		h.push(e.t, e.at)
 	}
 	return nil, false
+}
+
+// cutWatch follows the class of sub's cut (pods equal under outerCmp)
+// from one instant to the next. sub is one round (sub.Delete is at most
+// the burst) and FatesOnly, so its victims are the pods of the classes
+// before the cut's class and what settleClass picks inside it, and the
+// latter depends only on the class's members and on how they compare
+// with one another. A crossing that leaves those comparisons alone and
+// moves no other pod across the class therefore leaves the victims alone.
+type cutWatch struct {
+	c     Comparator
+	pods  []Pod
+	d     int
+	keys  []key // at the instant last seen
+	next  []key
+	inCut []bool
+	idx   []int
+}
+
+func newCutWatch(sub Input, now time.Time) *cutWatch {
+	n := len(sub.Candidates)
+	w := &cutWatch{c: Comparator{Rules: sub.Rules}, pods: sub.Candidates, d: sub.Delete,
+		keys: make([]key, n), next: make([]key, n), inCut: make([]bool, n), idx: make([]int, n)}
+	w.reset(now)
+	return w
+}
+
+// keysAt fills out with the pods' keys at now, ranked 0 as in Predict(sub)
+// (no related pods).
+func (w *cutWatch) keysAt(now time.Time, out []key) {
+	w.c.Now = now
+	for i := range w.pods {
+		out[i] = w.c.keyOf(&w.pods[i])
+		out[i].rank = 0
+	}
+}
+
+// reset takes now's keys and finds the cut's class afresh.
+func (w *cutWatch) reset(now time.Time) {
+	w.keysAt(now, w.keys)
+	for i := range w.idx {
+		w.idx[i] = i
+	}
+	outer := func(a, b int) int { return outerCmp(&w.c, &w.keys[a], &w.keys[b]) }
+	pivot := selectKth(w.idx, w.d, outer)
+	for i := range w.inCut {
+		w.inCut[i] = outer(i, pivot) == 0
+	}
+}
+
+// advance moves to now and reports whether the victims are those of the
+// instant last seen: some member of the cut's class keeps its buckets, and
+// every pod whose buckets changed either stays on the same side of that
+// member, or is in the class and compares with each member exactly as
+// before (result, rule and branch). Then the class, the pods before it and
+// the comparisons inside it are unchanged. It changes nothing when it
+// reports false.
+func (w *cutWatch) advance(now time.Time) bool {
+	w.keysAt(now, w.next)
+	k0 := -1 // a member whose key is unchanged
+	for i := range w.keys {
+		if w.inCut[i] && sameBuckets(&w.keys[i], &w.next[i]) {
+			k0 = i
+			break
+		}
+	}
+	for p := range w.keys {
+		if sameBuckets(&w.keys[p], &w.next[p]) {
+			continue
+		}
+		if k0 < 0 {
+			// Every member moved: nothing anchors the class.
+			return false
+		}
+		if !w.inCut[p] {
+			if outerCmp(&w.c, &w.keys[p], &w.keys[k0]) != outerCmp(&w.c, &w.next[p], &w.next[k0]) {
+				return false
+			}
+			continue
+		}
+		for q := range w.keys {
+			if q == p || !w.inCut[q] {
+				continue
+			}
+			r0, rule0, how0 := w.c.cmp(&w.keys[p], &w.keys[q])
+			r1, rule1, how1 := w.c.cmp(&w.next[p], &w.next[q])
+			if r0 != r1 || rule0 != rule1 || how0 != how1 {
+				return false
+			}
+		}
+	}
+	w.keys, w.next = w.next, w.keys
+	return true
+}
+
+func sameBuckets(a, b *key) bool {
+	return a.readyBucket == b.readyBucket && a.createdBucket == b.createdBucket
 }
 
 // bucketPattern is how the pods' ready buckets, and their creation

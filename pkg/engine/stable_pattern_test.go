@@ -2,6 +2,8 @@ package engine
 
 import (
 	"container/heap"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -75,4 +77,137 @@ func TestStableUntilPatternsMatchEveryCrossing(t *testing.T) {
 	if checked < 30 {
 		t.Fatalf("only %d cuts fell in a class", checked)
 	}
+}
+
+// The same on random pods with few distinct values (shared seconds, ties,
+// not-ready pods, restarts), where crossings move pods into, out of and
+// within the cut's class.
+func TestStableUntilSkipsMatchEveryCrossing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 2))
+	iterations := 1000
+	if testing.Short() {
+		iterations = 200
+	}
+	checked := 0
+	for it := range iterations {
+		n := 2 + rng.IntN(200)
+		pods, related := randomPods(rng, n)
+		// Small bursts put the cut in small classes too.
+		in := Input{Candidates: pods, Related: related, Delete: 1 + rng.IntN(n-1), Now: now, Rules: rules37(t),
+			Burst: 1 + rng.IntN(1+n/(1+rng.IntN(8)))}
+		if rng.IntN(2) == 0 {
+			in.Related = nil
+		}
+		got, gotLower := StableUntil(in)
+		dd := min(in.Delete, in.burst())
+		if dd >= len(pods) {
+			continue
+		}
+		class, before := cutClass(in, dd)
+		if class == nil {
+			continue
+		}
+		checked++
+		sub := Input{Candidates: class, Delete: dd - before, Rules: in.Rules, Burst: in.burst(), FatesOnly: true}
+		want, wantLower := firstChangeEvery(sub, now)
+		if (got == nil) != (want == nil) || (got != nil && !got.Equal(*want)) || gotLower != wantLower {
+			t.Fatalf("iteration %d, %d pods, delete %d: got %v %v, want %v %v", it, n, in.Delete, got, gotLower, want, wantLower)
+		}
+	}
+	if checked < iterations/4 {
+		t.Fatalf("only %d cuts fell in a class", checked)
+	}
+}
+
+// The cut's class moves as a whole: b and c, ready in the same second,
+// cross into the bucket of a, d and e together, which then join them. No
+// member keeps its bucket, so the skip has nothing to compare with.
+func TestStableUntilWholeClassCrosses(t *testing.T) {
+	at := func(s string) time.Time {
+		x, err := time.Parse(time.DateTime, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	pods := []Pod{
+		newPod("a", "0b1b").node("n").readyAt(at("2024-11-26 18:48:58")).createdAt(at("2024-12-07 11:08:10")).pod(),
+		newPod("b", "006e").node("n").readyAt(at("2024-12-07 11:08:11")).createdAt(at("2024-11-26 18:49:00")).pod(),
+		newPod("c", "0361").node("n").readyAt(at("2024-12-07 11:08:11")).createdAt(at("2024-11-26 18:48:58")).pod(),
+		newPod("d", "05ad").node("n").readyAt(at("2024-11-26 18:48:59")).createdAt(at("2024-11-26 18:48:59")).pod(),
+		newPod("e", "004f").node("n").readyAt(at("2024-11-26 18:49:01")).createdAt(at("2024-11-26 18:49:00")).pod(),
+	}
+	in := Input{Candidates: pods, Delete: 1, Now: now, Rules: rules37(t)}
+	got, _ := StableUntil(in)
+	want, _ := firstChangeEvery(Input{Candidates: pods, Delete: 1, Rules: in.Rules, Burst: in.burst(), FatesOnly: true}, now)
+	if got == nil || want == nil || !got.Equal(*want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	// The crossing of b and c (math.Log2 moves it by a few nanoseconds).
+	if d := got.Sub(at("2024-12-07 11:08:11").Add(1 << 51)); d < -time.Millisecond || d > time.Millisecond {
+		t.Fatalf("got %v, want the crossing of b and c", got)
+	}
+}
+
+// cutClass selects where cutClassSorted sorted: the same class (in another
+// order) and count before it, and the same stable-until from either order.
+func TestCutClassMatchesSorting(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 6))
+	repeatedSeen := false
+	for it := range 300 {
+		n := 2 + rng.IntN(200)
+		pods, related := randomPods(rng, n)
+		dup := it%10 == 0
+		if dup {
+			// Names repeated (only a hand-written file can do that): the
+			// sort's order is kept.
+			for i := range pods {
+				pods[i].Name = pods[i/2].Name
+			}
+		}
+		in := Input{Candidates: pods, Related: related, Now: now, Rules: rules37(t)}
+		if rng.IntN(2) == 0 {
+			in.Related = nil
+		}
+		d := 1 + rng.IntN(n-1)
+		got, gotBefore := cutClass(in, d)
+		want, wantBefore := cutClassSorted(in, d)
+		repeated := len(slices.Compact(slices.Sorted(slices.Values(mapPods(want, func(p Pod) string { return p.Name }))))) < len(want)
+		if repeated && !slices.EqualFunc(got, want, func(a, b Pod) bool { return a.Name == b.Name && a.UID == b.UID && a.Rank == b.Rank }) {
+			t.Fatalf("iteration %d: repeated names, class in another order than the sort's", it)
+		}
+		repeatedSeen = repeatedSeen || repeated
+		name := func(p Pod) string { return p.Name }
+		gotNames, wantNames := slices.Sorted(slices.Values(mapPods(got, name))), slices.Sorted(slices.Values(mapPods(want, name)))
+		if gotBefore != wantBefore || !slices.Equal(gotNames, wantNames) {
+			t.Fatalf("iteration %d: class %v before %d, want %v before %d", it, gotNames, gotBefore, wantNames, wantBefore)
+		}
+		for i := range got {
+			if j := slices.IndexFunc(want, func(p Pod) bool { return p.Name == got[i].Name }); want[j].Rank != got[i].Rank {
+				t.Fatalf("iteration %d: %s rank %d, want %d", it, got[i].Name, got[i].Rank, want[j].Rank)
+			}
+		}
+		if got == nil {
+			continue
+		}
+		sub := func(class []Pod) Input {
+			return Input{Candidates: class, Delete: d - gotBefore, Rules: in.Rules, Burst: in.burst(), FatesOnly: true}
+		}
+		a, al := firstChange(sub(got), now)
+		b, bl := firstChange(sub(want), now)
+		if (a == nil) != (b == nil) || (a != nil && !a.Equal(*b)) || al != bl {
+			t.Fatalf("iteration %d: stable until %v %v from the selected class, %v %v from the sorted one", it, a, al, b, bl)
+		}
+	}
+	if !repeatedSeen {
+		t.Fatal("no class with repeated names drawn")
+	}
+}
+
+func mapPods(pods []Pod, f func(Pod) string) []string {
+	out := make([]string, len(pods))
+	for i, p := range pods {
+		out[i] = f(p)
+	}
+	return out
 }
