@@ -222,10 +222,7 @@ func (l *Live) claims(ctx context.Context, ns string, s *snapshot.Snapshot, mu *
 func (l *Live) pods(ctx context.Context, ns, selector string, s *snapshot.Snapshot) error {
 	list, err := listAs(ctx, metav1.ListOptions{LabelSelector: selector}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return l.Client.CoreV1().Pods(ns).List(ctx, o)
-	}, func(p *corev1.Pod) {
-		delete(p.Annotations, lastApplied)
-		trimPod(p) // keeps what the prediction reads
-	})
+	}, trimPod) // keeps what the prediction reads
 	if err == nil {
 		s.Pods = list
 	}
