@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -91,6 +92,12 @@ func readOne(name string, stdin io.Reader, defaultNamespace string) (*snapshot.S
 // readWhole is the general reader: the whole input through kubectl's
 // resource builder into unstructured objects, then typed ones.
 func readWhole(name string, data []byte, defaultNamespace string) (*snapshot.Snapshot, error) {
+	return readGeneral(name, data, defaultNamespace, trimPod)
+}
+
+// readGeneral is readWhole with each pod handed to keep as it is added
+// (trimPod; tests compare with whole pods).
+func readGeneral(name string, data []byte, defaultNamespace string, keep func(*corev1.Pod)) (*snapshot.Snapshot, error) {
 	var err error
 	display := displayName(name)
 	if name != "-" {
@@ -123,7 +130,7 @@ func readWhole(name string, data []byte, defaultNamespace string) (*snapshot.Sna
 			return nil, &FileError{Name: display, Err: fmt.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)}
 		}
 		if u.GroupVersionKind().GroupKind().String() == "Pod" {
-			trimPod(s.Pods[len(s.Pods)-1])
+			keep(s.Pods[len(s.Pods)-1])
 		}
 	}
 	return s, nil

@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -14,8 +13,6 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/utils/ptr"
 
 	"github.com/scale-preview/scale-preview/pkg/complete"
@@ -60,22 +57,7 @@ func TestTrimKeepsEveryAnswer(t *testing.T) {
 
 // readUntrimmed is the general reader without the trimming.
 func readUntrimmed(data []byte) (*snapshot.Snapshot, error) {
-	infos, err := resource.NewLocalBuilder().Unstructured().Stream(bytes.NewReader(data), "x").Flatten().Do().Infos()
-	if err != nil {
-		return nil, err
-	}
-	s := &snapshot.Snapshot{ClaimsKnown: true}
-	for _, info := range infos {
-		if u, ok := info.Object.(*unstructured.Unstructured); ok {
-			if u.GetNamespace() == "" {
-				u.SetNamespace("default")
-			}
-			if err := add(s, u); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return s, nil
+	return readGeneral("-", data, "default", func(*corev1.Pod) {})
 }
 
 func compareTrimmed(t *testing.T, name string, whole *snapshot.Snapshot) int {
