@@ -304,28 +304,29 @@ func beyondNoise(k, n int, p float64) bool {
 
 // binomTail is P(X >= k) (upper) or P(X <= k) for X ~ Binomial(n, p).
 func binomTail(k, n int, p float64, upper bool) float64 {
+	lo, hi := 0, k
+	if upper {
+		lo, hi = k, n
+	}
 	sum := 0.0
-	for i := 0; i <= n; i++ {
-		if (upper && i < k) || (!upper && i > k) {
-			continue
-		}
-		lg, _ := math.Lgamma(float64(n + 1))
-		l1, _ := math.Lgamma(float64(i + 1))
-		l2, _ := math.Lgamma(float64(n - i + 1))
-		switch p {
-		case 0:
-			if i == 0 {
-				sum++
-			}
-		case 1:
-			if i == n {
-				sum++
-			}
-		default:
-			sum += math.Exp(lg - l1 - l2 + float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p))
-		}
+	for i := max(lo, 0); i <= min(hi, n); i++ {
+		sum += binomPMF(i, n, p)
 	}
 	return sum
+}
+
+// binomPMF is P(X = i) for X ~ Binomial(n, p).
+func binomPMF(i, n int, p float64) float64 {
+	if p == 0 || p == 1 { // the logarithms below would give NaN
+		if (p == 0 && i == 0) || (p == 1 && i == n) {
+			return 1
+		}
+		return 0
+	}
+	lg, _ := math.Lgamma(float64(n + 1))
+	l1, _ := math.Lgamma(float64(i + 1))
+	l2, _ := math.Lgamma(float64(n - i + 1))
+	return math.Exp(lg - l1 - l2 + float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p))
 }
 
 // onlyTied: the pod is open only through a tie within one ReplicaSet
