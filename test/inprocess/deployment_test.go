@@ -427,9 +427,7 @@ func TestDeploymentAgainstControllers(t *testing.T) {
 		ran++
 		rep := judge(p, outs)
 		if os.Getenv("INPROCESS_DUMP") != "" {
-			fmt.Fprintf(os.Stderr, "scenario %s\n", sc.name)
-			dump(p, outs)
-			fmt.Fprintf(os.Stderr, "prediction: %s\nbranches: %s\n", describe(p.pred), describeBranches(p.branches))
+			dump(sc.name, p, outs)
 		}
 		if p.midRoll {
 			mid++
@@ -506,9 +504,11 @@ func describeBranches(bs []workload.Branch) string {
 
 var _ = appsv1.ReplicaSet{}
 
-// dump prints a scenario's pods and the outcome of each run
-// (INPROCESS_DUMP=1, for debugging one scenario with INPROCESS_ONLY).
-func dump(p *prepared, outs []outcome) {
+// dump prints a scenario's pods, the outcome of each run, the prediction
+// and its interleavings (INPROCESS_DUMP=1, for debugging one scenario with
+// INPROCESS_ONLY).
+func dump(name string, p *prepared, outs []outcome) {
+	fmt.Fprintf(os.Stderr, "scenario %s\n", name)
 	for _, q := range p.snap.Pods {
 		ready := ""
 		for _, c := range q.Status.Conditions {
@@ -533,6 +533,7 @@ func dump(p *prepared, outs []outcome) {
 	for k, n := range seen {
 		fmt.Fprintf(os.Stderr, "outcome x%d: %s\n", n, k)
 	}
+	fmt.Fprintf(os.Stderr, "prediction: %s\nbranches: %s\n", describe(p.pred), describeBranches(p.branches))
 }
 
 func TestBeyondNoise(t *testing.T) {
