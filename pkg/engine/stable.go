@@ -124,15 +124,7 @@ func firstChange(sub Input, now time.Time) (*time.Time, bool) {
 	// buckets, so instants whose buckets order the pods alike give the
 	// same victims: each such pattern is evaluated once.
 	same := map[string]bool{bucketPattern(sub.Candidates, now): true}
-	h := &crossings{}
-	for _, p := range sub.Candidates {
-		if p.Ready && !p.ReadyTime.IsZero() {
-			h.push(p.ReadyTime, now)
-		}
-		if !p.Created.IsZero() {
-			h.push(p.Created, now)
-		}
-	}
+	h := crossingsOf(sub.Candidates, now)
 	w := newCutWatch(sub, now)
 	var last time.Time
 	for checks := 0; h.Len() > 0; checks++ {
@@ -314,6 +306,21 @@ func (h *crossings) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// crossingsOf holds the next bucket crossing of every pod's ready and
+// creation time after now.
+func crossingsOf(pods []Pod, now time.Time) *crossings {
+	h := &crossings{}
+	for _, p := range pods {
+		if p.Ready && !p.ReadyTime.IsZero() {
+			h.push(p.ReadyTime, now)
+		}
+		if !p.Created.IsZero() {
+			h.push(p.Created, now)
+		}
+	}
+	return h
 }
 
 func (h *crossings) push(t, now time.Time) {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"container/heap"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -14,15 +15,7 @@ import (
 // bucket patterns were cached).
 func firstChangeEvery(sub Input, now time.Time) (*time.Time, bool) {
 	base := victimSet(sub, now)
-	h := &crossings{}
-	for _, p := range sub.Candidates {
-		if p.Ready && !p.ReadyTime.IsZero() {
-			h.push(p.ReadyTime, now)
-		}
-		if !p.Created.IsZero() {
-			h.push(p.Created, now)
-		}
-	}
+	h := crossingsOf(sub.Candidates, now)
 	var last time.Time
 	for checks := 0; h.Len() > 0; checks++ {
 		e := heap.Pop(h).(crossing)
@@ -57,26 +50,35 @@ func TestStableUntilPatternsMatchEveryCrossing(t *testing.T) {
 		}
 		for _, d := range []int{1, n / 10, n / 3, n - 1} {
 			in := Input{Candidates: cands, Related: perNode, Delete: d, Now: now, Rules: r, Seed: 1}
-			got, gotLower := StableUntil(in)
-			dd := min(in.Delete, in.burst())
-			if dd <= 0 || dd >= len(cands) {
-				continue
-			}
-			class, before := cutClass(in, dd)
-			if class == nil {
-				continue
-			}
-			checked++
-			sub := Input{Candidates: class, Delete: dd - before, Rules: in.Rules, Burst: in.burst(), FatesOnly: true}
-			want, wantLower := firstChangeEvery(sub, now)
-			if (got == nil) != (want == nil) || (got != nil && !got.Equal(*want)) || gotLower != wantLower {
-				t.Fatalf("seed %d, %d pods, delete %d: got %v %v, want %v %v", seed, n, d, got, gotLower, want, wantLower)
+			if matchesEveryCrossing(t, in, fmt.Sprintf("seed %d, %d pods, delete %d", seed, n, d)) {
+				checked++
 			}
 		}
 	}
 	if checked < 30 {
 		t.Fatalf("only %d cuts fell in a class", checked)
 	}
+}
+
+// matchesEveryCrossing fails unless StableUntil(in) equals evaluating every
+// crossing of the class the cut falls in; false when the cut falls in none.
+func matchesEveryCrossing(t *testing.T, in Input, what string) bool {
+	t.Helper()
+	got, gotLower := StableUntil(in)
+	dd := min(in.Delete, in.burst())
+	if dd <= 0 || dd >= len(in.Candidates) {
+		return false
+	}
+	class, before := cutClass(in, dd)
+	if class == nil {
+		return false
+	}
+	sub := Input{Candidates: class, Delete: dd - before, Rules: in.Rules, Burst: in.burst(), FatesOnly: true}
+	want, wantLower := firstChangeEvery(sub, in.Now)
+	if (got == nil) != (want == nil) || (got != nil && !got.Equal(*want)) || gotLower != wantLower {
+		t.Fatalf("%s: got %v %v, want %v %v", what, got, gotLower, want, wantLower)
+	}
+	return true
 }
 
 // The same on random pods with few distinct values (shared seconds, ties,
@@ -98,20 +100,8 @@ func TestStableUntilSkipsMatchEveryCrossing(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			in.Related = nil
 		}
-		got, gotLower := StableUntil(in)
-		dd := min(in.Delete, in.burst())
-		if dd >= len(pods) {
-			continue
-		}
-		class, before := cutClass(in, dd)
-		if class == nil {
-			continue
-		}
-		checked++
-		sub := Input{Candidates: class, Delete: dd - before, Rules: in.Rules, Burst: in.burst(), FatesOnly: true}
-		want, wantLower := firstChangeEvery(sub, now)
-		if (got == nil) != (want == nil) || (got != nil && !got.Equal(*want)) || gotLower != wantLower {
-			t.Fatalf("iteration %d, %d pods, delete %d: got %v %v, want %v %v", it, n, in.Delete, got, gotLower, want, wantLower)
+		if matchesEveryCrossing(t, in, fmt.Sprintf("iteration %d, %d pods, delete %d", it, n, in.Delete)) {
+			checked++
 		}
 	}
 	if checked < iterations/4 {
