@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
@@ -24,6 +25,41 @@ type branch struct {
 	// realized: pods whose tie or intransitive group became a choice of
 	// the simulation, with the group's reason.
 	realized map[string]string
+	// flips: variants of small weight (a share of Weight) in which a
+	// ReplicaSet saw its siblings' deletions partly (partialViews).
+	flips []partialFlip
+}
+
+// flipsOf turns a simulation's partial views into flips of its final
+// fates, each a share of weightPartlyVisible among the shrink's views;
+// identical flips are one.
+func flipsOf(p *prediction.Prediction, partly [][2][]string) []partialFlip {
+	if len(partly) == 0 {
+		return nil
+	}
+	fates := make(map[string]string, len(p.Pods))
+	for _, x := range p.Pods {
+		if _, ok := fates[x.Name]; !ok {
+			fates[x.Name] = x.Fate
+		}
+	}
+	perShrink := map[string]int{}
+	for _, bv := range partly {
+		perShrink[strings.Join(bv[0], "\x00")]++
+	}
+	var out []partialFlip
+	for _, bv := range partly {
+		f, ok := flipOf(bv[0], bv[1], fates, weightPartlyVisible/float64(perShrink[strings.Join(bv[0], "\x00")]))
+		if !ok {
+			continue
+		}
+		if i := slices.IndexFunc(out, func(g partialFlip) bool { return slices.Equal(g.in, f.in) && slices.Equal(g.out, f.out) }); i >= 0 {
+			out[i].weight += f.weight
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // explored says where an exploration stopped short: past the cap on
@@ -34,9 +70,12 @@ type explored struct {
 	truncated  bool
 	unexplored float64
 	partial    bool
+	// unchecked: some ReplicaSet ranks on too many nodes for every partial
+	// view of its siblings' deletions to be tried.
+	unchecked bool
 }
 
-func (e explored) complete() bool { return !e.truncated && !e.partial }
+func (e explored) complete() bool { return !e.truncated && !e.partial && !e.unchecked }
 
 // DeploymentBranches lists the interleavings the model explores for a
 // Deployment scale and the victims of each: for tests that compare them
@@ -46,9 +85,15 @@ func DeploymentBranches(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Branch, len(bs))
-	for i, b := range bs {
-		out[i] = b.Branch
+	var out []Branch
+	for _, b := range bs {
+		main := b.Branch
+		for _, f := range b.flips {
+			v := slices.DeleteFunc(slices.Clone(b.Victims), func(n string) bool { return slices.Contains(f.out, n) })
+			out = append(out, Branch{Label: b.Label + ", siblings' deletions partly visible", Weight: b.Weight * f.weight, Victims: append(v, f.in...)})
+			main.Weight -= b.Weight * f.weight
+		}
+		out = append(out, main)
 	}
 	return out, nil
 }
@@ -73,8 +118,12 @@ func weighBranches(bs []branch, ex explored) *prediction.Prediction {
 		// Unexplored interleavings may differ: no pod of a ReplicaSet that
 		// changed size is certain.
 		msg := fmt.Sprintf("more than %d interleavings of the controllers: the %d likeliest were weighed (the others weigh %.1f%% together), and no fate in a resized ReplicaSet is called certain", maxBranches, maxBranches, 100*ex.unexplored)
-		if !ex.truncated {
+		switch {
+		case ex.truncated:
+		case ex.partial:
 			msg = "a tie or an unordered group decides which pods an earlier step takes, and not all of its outcomes were followed into the later steps: no fate in a resized ReplicaSet is called certain"
+		default:
+			msg = fmt.Sprintf("ReplicaSets shrink together and rank pods on more than %d nodes each, too many to try every partial view of each other's deletions: no fate in a resized ReplicaSet is called certain", maxPartialNodes)
 		}
 		pred.Warnings = append(pred.Warnings, msg)
 		resized := map[string]bool{}
@@ -127,8 +176,9 @@ func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 		sim.plan = first.trace
 		p := sim.run()
 		normalizeGroups(p)
-		out = append(out, branch{Branch{Label: labelOf(sc.labels), Weight: sc.weight, Victims: slices.Clone(p.Victims)}, p, sim.realized})
+		out = append(out, branch{Branch{Label: labelOf(sc.labels), Weight: sc.weight, Victims: slices.Clone(p.Victims)}, p, sim.realized, flipsOf(p, sim.partly)})
 		ex.partial = ex.partial || sim.partial
+		ex.unchecked = ex.unchecked || sim.unchecked
 		picks = append(picks, slices.Clone(sc.picks[:sc.pos]))
 		total += sc.weight
 		queue = append(queue, sc.alternatives(len(next.picks))...)
@@ -192,6 +242,20 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 			m.probs[p.DeleteProbability] = true
 			m.steps[p.Step] = true
 		}
+		for _, f := range b.flips {
+			// In that variant these pods go the other way.
+			w := b.Weight * f.weight
+			for _, n := range f.in {
+				m := mixes[n]
+				m.p += w * (1 - podProbability(b.pred, n))
+				m.fates[prediction.FateDelete], m.probs[1] = true, true
+			}
+			for _, n := range f.out {
+				m := mixes[n]
+				m.p -= w * podProbability(b.pred, n)
+				m.fates[prediction.FateKeep], m.probs[0] = true, true
+			}
+		}
 	}
 	openBy, expected := map[string][]string{}, map[string]float64{}
 	var rsOrder []string
@@ -241,6 +305,16 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 	}
 	pred.Message = summary(pred, false)
 	return pred
+}
+
+// podProbability is the named pod's chance in p.
+func podProbability(p *prediction.Prediction, name string) float64 {
+	for _, x := range p.Pods {
+		if x.Name == name {
+			return x.DeleteProbability
+		}
+	}
+	return 0
 }
 
 // uniquePods keeps the first entry of each pod, in the table and in the

@@ -22,6 +22,8 @@ type runMemo struct {
 	claims map[string]claimed
 	// initial: the controller's view before the scale.
 	initial []deployment.ReplicaSet
+	// nodes: each pod's node (sim.nodeOf).
+	nodes map[string]string
 }
 
 // stable is a run's stableUntil search.

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -56,9 +57,12 @@ type depSim struct {
 	gone map[string]bool
 	// stale: the availability each ReplicaSet's status still reports
 	// until its controller has seen its own deletions.
-	stale   []int32
-	ordered []prediction.Pod
-	certain bool
+	stale []int32
+	// writeOrder: the ReplicaSets the last sync shrank, in the order it
+	// wrote them.
+	writeOrder []int
+	ordered    []prediction.Pod
+	certain    bool
 	// syncNo counts the syncs that changed something; plan is what a
 	// first run under the default choices did at each of them (the
 	// lookahead for shrinks that race the next sync's), and trace records
@@ -81,6 +85,13 @@ type depSim struct {
 	// podHint: the pods the ReplicaSets claim, room for the pods listed
 	// (growing the list by appends cost much of the allocation).
 	podHint int
+	// nodes: each pod's node, when no memo holds it (nodeOf).
+	nodes map[string]string
+	// unchecked: a shrink had too many partial views to try.
+	unchecked bool
+	// partly: each shrink's victims and the victims of a partial view of
+	// its siblings' deletions that differ (partialViews).
+	partly [][2][]string
 }
 
 // syncTrace is what one deployment sync shrank: each ReplicaSet's target
@@ -250,6 +261,12 @@ func (sim *depSim) syncOnce() bool {
 	sim.trackNewReplicaSets(next)
 	shrinks := sim.applyChanges(changes)
 	sim.runShrinks(shrinks)
+	sim.writeOrder = sim.writeOrder[:0]
+	for _, sh := range shrinks {
+		if !slices.Contains(sim.writeOrder, sh.i) {
+			sim.writeOrder = append(sim.writeOrder, sh.i)
+		}
+	}
 	for _, ch := range changes {
 		if ch.Error == "" && ch.To > ch.From {
 			// A grow is in the plan too: it may overtake an earlier shrink.
@@ -283,11 +300,15 @@ func (sim *depSim) syncOnce() bool {
 // deploymentSync runs the deployment controller once. Right after a sync
 // that deleted available pods, each shrunk ReplicaSet's status still
 // counts them: its controller writes the status it computed before its
-// deletions, and a fresh one only once it has seen them go. The deployment
-// controller syncs again on every status update, so it reads the stale
-// statuses first, then each one fresh in turn, and acts on the first view
-// that makes it act. The order in which the statuses turn fresh (or all at
-// once, before it syncs) is a choice.
+// deletions, and a fresh one only once it has seen them go. The
+// deployment controller syncs again right after its own writes, so it
+// reads the stale statuses first. The fresh ones then land back to back,
+// in the order the ReplicaSets were written; the first wakes the
+// deployment controller, whose sync then writes its own status (the
+// replica count changed) while the others land. So it mostly reads one
+// fresh status, then all of them. Reading each one in turn, another order,
+// or all fresh at once are the other choices. It acts on the first view
+// that makes it act.
 func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Change) {
 	v := deployment.Version(sim.o.Rules.Minor)
 	next, changes := deployment.Sync(sim.ds, sim.state, v)
@@ -301,6 +322,11 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 	if len(staleIdx) == 0 || len(staleIdx) > 3 {
 		return next, changes
 	}
+	// The write order: the ReplicaSets' own controllers see their deletions
+	// go, and write fresh statuses, in that order.
+	slices.SortStableFunc(staleIdx, func(a, b int) int {
+		return cmp.Compare(writePos(sim.writeOrder, a), writePos(sim.writeOrder, b))
+	})
 	type view struct {
 		next    []deployment.ReplicaSet
 		changes []deployment.Change
@@ -315,14 +341,12 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 		allFresh[sim.state[i].Name] = true
 	}
 	views := []view{{next, changes, statusFreshAtOnce, "statuses fresh at once", allFresh}}
-	perms := permutations(len(staleIdx))
-	for pi, perm := range perms {
-		n, ch, fresh := sim.firstActingView(staleIdx, perm, v)
-		w := (1 - statusFreshAtOnce) * permWeight(pi, len(perms))
+	for _, sq := range freshSequences(len(staleIdx)) {
+		n, ch, fresh := sim.firstActingView(staleIdx, sq.steps, v)
 		merged := false
 		for k := range views {
 			if sameChanges(views[k].changes, ch) {
-				views[k].weight += w
+				views[k].weight += sq.weight
 				if len(fresh) < len(views[k].fresh) {
 					views[k].fresh = fresh
 				}
@@ -331,7 +355,7 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 			}
 		}
 		if !merged {
-			views = append(views, view{n, ch, w, fmt.Sprintf("stale statuses turn fresh in order %v", perm), fresh})
+			views = append(views, view{n, ch, sq.weight, sq.label, fresh})
 		}
 	}
 	if len(views) == 1 {
@@ -347,15 +371,25 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 	return pick.next, pick.changes
 }
 
+// writePos is i's place in the order the last sync wrote the ReplicaSets
+// (after every written one if it was not written).
+func writePos(order []int, i int) int {
+	if p := slices.Index(order, i); p >= 0 {
+		return p
+	}
+	return len(order) + i
+}
+
 // firstActingView walks the views from every status stale to every status
-// fresh, turning them fresh in the order perm, and returns the first sync
-// that changes a size (the last one otherwise). The availability carried
-// on is the fresh one.
-func (sim *depSim) firstActingView(staleIdx, perm []int, v deployment.Version) ([]deployment.ReplicaSet, []deployment.Change, map[string]bool) {
+// fresh, turning them fresh a step at a time (steps index staleIdx), and
+// returns the first sync that changes a size (the last one otherwise). The
+// availability carried on is the fresh one.
+func (sim *depSim) firstActingView(staleIdx []int, steps [][]int, v deployment.Version) ([]deployment.ReplicaSet, []deployment.Change, map[string]bool) {
 	stale := make([]bool, len(staleIdx))
 	for i := range stale {
 		stale[i] = true
 	}
+	fresh := map[string]bool{}
 	for step := 0; ; step++ {
 		st := slices.Clone(sim.state)
 		for b, i := range staleIdx {
@@ -364,19 +398,18 @@ func (sim *depSim) firstActingView(staleIdx, perm []int, v deployment.Version) (
 			}
 		}
 		n, ch := deployment.Sync(sim.ds, st, v)
-		if acts(ch) || step == len(perm) {
+		if acts(ch) || step == len(steps) {
 			for i := range n {
 				if i < len(sim.state) {
 					n[i].Available = sim.state[i].Available
 				}
 			}
-			fresh := map[string]bool{}
-			for _, k := range perm[:step] {
-				fresh[sim.state[staleIdx[k]].Name] = true
-			}
 			return n, ch, fresh
 		}
-		stale[perm[step]] = false
+		for _, b := range steps[step] {
+			stale[b] = false
+			fresh[sim.state[staleIdx[b]].Name] = true
+		}
 	}
 }
 
@@ -482,9 +515,14 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 	victims := make([][]string, len(shrinks))
 	tr := syncTrace{to: map[string]int32{}, victims: map[string][]string{}, neededFresh: sim.neededFresh}
 	later := sim.laterVictims(shrinks)
+	tos := make([]int32, len(shrinks))
+	bases := make([]map[string]bool, len(shrinks))
+	saved := make([]depRS, len(shrinks))
+	unrealized := make([]rsRun, len(shrinks))
 	for _, k := range order {
 		sh := shrinks[k]
 		r := sim.rss[sh.i]
+		bases[k] = sim.gone
 		view := maps.Clone(sim.gone)
 		for j := range shrinks {
 			if sees[k][j] {
@@ -493,20 +531,40 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 				}
 			}
 		}
-		to := sh.to
-		if b, ok := sim.nextTarget(r.rs.Name, to); ok {
-			to = b // one ReplicaSet sync takes both steps with one sort
+		tos[k] = sh.to
+		if b, ok := sim.nextTarget(r.rs.Name, sh.to); ok {
+			tos[k] = b // one ReplicaSet sync takes both steps with one sort
 		}
 		if sim.mayRankLate(r.rs.Name) {
+			bases[k] = maps.Clone(sim.gone)
 			for _, n := range later {
 				view[n] = true
+				bases[k][n] = true
 			}
 		}
-		runs[k] = sim.shrinkOne(r, to, view)
+		saved[k] = *r
+		runs[k] = sim.shrinkOne(r, tos[k], view)
+		unrealized[k] = runs[k]
 		sim.realizeOpen(r, &runs[k], sim.laterSteps(k, order, sees))
 		victims[k] = runs[k].victims
-		tr.to[r.rs.Name] = sh.to
-		tr.victims[r.rs.Name] = runs[k].victims
+	}
+	if len(shrinks) > 1 {
+		for _, k := range order {
+			var others []string
+			for j := range shrinks {
+				if j != k {
+					others = append(others, victims[j]...)
+				}
+			}
+			r := sim.rss[shrinks[k].i]
+			for _, alt := range sim.partialViews(r, tos[k], bases[k], others, unrealized[k], saved[k]) {
+				sim.partly = append(sim.partly, [2][]string{victims[k], alt})
+			}
+		}
+	}
+	for k, sh := range shrinks {
+		tr.to[sim.rss[sh.i].rs.Name] = sh.to
+		tr.victims[sim.rss[sh.i].rs.Name] = runs[k].victims
 	}
 	sim.trace = append(sim.trace, tr)
 	for k, sh := range shrinks {

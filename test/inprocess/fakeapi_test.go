@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -77,6 +79,8 @@ func (a *strictAPI) delay() {
 	time.Sleep(d)
 }
 
+// debugWrites (INPROCESS_DEBUG=1) traces every write; ReplicaSet writes and
+// pod deletions with a timestamp, size and status.
 var debugWrites = os.Getenv("INPROCESS_DEBUG") != ""
 
 func (a *strictAPI) touched(gvr schema.GroupVersionResource) {
@@ -192,6 +196,12 @@ func (a *strictAPI) update(action clienttesting.Action) (bool, runtime.Object, e
 	om.SetDeletionTimestamp(cm.GetDeletionTimestamp())
 	om.SetResourceVersion(a.nextRV(gvr))
 	a.touched(gvr)
+	if debugWrites && gvr.Resource == "replicasets" {
+		// The sizes and statuses, to follow which view each sync read.
+		rs := out.(*appsv1.ReplicaSet)
+		fmt.Fprintf(os.Stderr, "%s rs %s subresource=%q spec=%d status.replicas=%d status.available=%d observedGeneration=%d\n",
+			time.Now().Format("15:04:05.000000"), rs.Name, action.GetSubresource(), ptrOr(rs.Spec.Replicas), rs.Status.Replicas, rs.Status.AvailableReplicas, rs.Status.ObservedGeneration)
+	}
 	if err := a.ObjectTracker.Update(gvr, out, ns); err != nil {
 		return true, nil, err
 	}
@@ -218,6 +228,9 @@ func (a *strictAPI) deletePod(action clienttesting.Action) (bool, runtime.Object
 	m.SetDeletionGracePeriodSeconds(ptrTo(int64(30)))
 	m.SetResourceVersion(a.nextRV(podsGVR))
 	a.touched(podsGVR)
+	if debugWrites {
+		fmt.Fprintf(os.Stderr, "%s delete %s\n", time.Now().Format("15:04:05.000000"), da.GetName())
+	}
 	if err := a.ObjectTracker.Update(podsGVR, pod, da.GetNamespace()); err != nil {
 		return true, nil, err
 	}
@@ -243,3 +256,11 @@ func (a *strictAPI) quietFor(d time.Duration) bool {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+func ptrOr[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

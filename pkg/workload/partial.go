@@ -1,0 +1,187 @@
+package workload
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/scale-preview/scale-preview/pkg/prediction"
+)
+
+// A ReplicaSet controller deletes its victims with one API call each, so a
+// sibling shrunk in the same sync may rank its pods while some of those
+// deletions are visible and others are not yet. Its rank counts the
+// related pods on each pod's node, so a pod's fate can only turn where its
+// own node's count is lowest and every other node's highest, or the
+// reverse: trying, for each node, "only this node's victims gone" and
+// "every node's but this one's" finds every fate a partial view can turn.
+// Those views whose victims differ become variants of small weight of the
+// interleaving (partialFlip).
+
+// maxPartialNodes bounds the nodes whose partial views are tried for one
+// shrink (two runs of the ReplicaSet each).
+const maxPartialNodes = 32
+
+// partialViews returns the victims of shrink r (to replicas to, ranked
+// with base gone) under each partial view that gives other victims than
+// run, the run computed with the interleaving's own view. others are the
+// victims of the ReplicaSets shrunk alongside it; saved is r before run.
+func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others []string, run rsRun, saved depRS) [][]string {
+	if nodeCountsCannotMatter(run) {
+		return nil
+	}
+	byNode := map[string][]string{}
+	for _, n := range others {
+		if node := sim.nodeOf(n); node != "" && !base[n] {
+			byNode[node] = append(byNode[node], n)
+		}
+	}
+	if len(byNode) == 0 {
+		return nil
+	}
+	// A pod whose fate a node count can turn sits on one of these nodes,
+	// or its fate turns with every count at once (the first two views).
+	contested := map[string]bool{}
+	for _, p := range run.pods {
+		if p.VsBoundary != nil && !beforeColocation(p.VsBoundary.Rule) {
+			contested[sim.nodeOf(p.Name)] = true
+		}
+	}
+	all := slices.Sorted(maps.Keys(byNode))
+	nodes := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return !contested[n] })
+	if len(nodes) > maxPartialNodes {
+		// Too many views to try: certainty is given up instead.
+		sim.unchecked = true
+		return nil
+	}
+	var views []map[string]bool
+	seen := map[string]bool{}
+	add := func(on func(node string) bool) {
+		v := maps.Clone(base)
+		var key []string
+		for _, node := range all {
+			if on(node) {
+				for _, n := range byNode[node] {
+					v[n] = true
+				}
+				key = append(key, node)
+			}
+		}
+		if k := strings.Join(key, "\x00"); !seen[k] {
+			seen[k] = true
+			views = append(views, v)
+		}
+	}
+	add(func(string) bool { return false })
+	add(func(string) bool { return true })
+	for _, only := range nodes {
+		add(func(node string) bool { return node == only })
+		add(func(node string) bool { return node != only })
+	}
+	probe := *sim
+	probe.o.branchOnly = true
+	outcomes := map[string]bool{fatesKey(run): true}
+	var alts [][]string
+	for _, v := range views {
+		rc := saved
+		alt := probe.shrinkOne(&rc, to, v)
+		if k := fatesKey(alt); !outcomes[k] {
+			outcomes[k] = true
+			alts = append(alts, alt.victims)
+		}
+	}
+	return alts
+}
+
+// partialFlip is one partial view's effect on one shrink of a simulated
+// interleaving: the pods it deletes that the interleaving keeps (in) and
+// as many that the interleaving deletes and it spares (out). It is weighed
+// as a variant of that interleaving without running the later steps again:
+// its weight is small, and any pod it touches is no longer certain. A pod
+// it deletes that the interleaving deletes anyway, in a later step, is
+// left out, with as many of the spared ones, so the count stays the same.
+type partialFlip struct {
+	in, out []string
+	weight  float64
+}
+
+// flipOf is the partialFlip from victims base to alt, given the interleaving's
+// final fates.
+func flipOf(base, alt []string, fates map[string]string, weight float64) (partialFlip, bool) {
+	var f partialFlip
+	inBase, inAlt := make(map[string]bool, len(base)), make(map[string]bool, len(alt))
+	for _, n := range base {
+		inBase[n] = true
+	}
+	for _, n := range alt {
+		inAlt[n] = true
+	}
+	for _, n := range alt {
+		if !inBase[n] && fates[n] == prediction.FateKeep {
+			f.in = append(f.in, n)
+		}
+	}
+	for _, n := range base {
+		if !inAlt[n] && fates[n] == prediction.FateDelete {
+			f.out = append(f.out, n)
+		}
+	}
+	k := min(len(f.in), len(f.out))
+	f.in, f.out, f.weight = f.in[:k], f.out[:k], weight
+	return f, k > 0
+}
+
+// nodeCountsCannotMatter: every pod's fate was decided, against the
+// boundary, by a rule applied before the node counts. Then every victim
+// sorts before every survivor whatever the counts are.
+func nodeCountsCannotMatter(run rsRun) bool {
+	for _, p := range run.pods {
+		if p.VsBoundary != nil && !beforeColocation(p.VsBoundary.Rule) {
+			return false
+		}
+	}
+	return true
+}
+
+// beforeColocation: the rule is applied before the node counts.
+func beforeColocation(rule string) bool {
+	i := slices.Index(prediction.RuleIDs[:], rule)
+	return i >= 0 && i < slices.Index(prediction.RuleIDs[:], prediction.RuleColocation)
+}
+
+// fatesKey names a run's outcome: its victims and its open groups.
+func fatesKey(run rsRun) string {
+	var b []byte
+	for _, v := range run.victims {
+		b = append(b, v...)
+		b = append(b, 0)
+	}
+	for _, g := range run.contenders {
+		b = append(b, 0xff)
+		b = strconv.AppendInt(b, int64(g.Delete), 10)
+		for _, n := range g.Pods {
+			b = append(b, 0)
+			b = append(b, n...)
+		}
+	}
+	return string(b)
+}
+
+// nodeOf is the node a pod of the snapshot is bound to ("" if none).
+// Built once per exploration when its simulations share a memo.
+func (sim *depSim) nodeOf(name string) string {
+	nodes := &sim.nodes
+	if sim.memo != nil {
+		nodes = &sim.memo.nodes
+	}
+	if *nodes == nil {
+		*nodes = make(map[string]string, len(sim.work.Pods))
+		for _, p := range sim.work.Pods {
+			if p.Namespace == sim.d.Namespace {
+				(*nodes)[p.Name] = p.Spec.NodeName
+			}
+		}
+	}
+	return (*nodes)[name]
+}
