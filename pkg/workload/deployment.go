@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
@@ -30,34 +29,31 @@ type branch struct {
 	flips []partialFlip
 }
 
+// partialView is one shrink's chances under the interleaving's view and
+// under a partial view of its siblings' deletions, with the partial view's
+// share of weightPartlyVisible.
+type partialView struct {
+	base, alt map[string]float64
+	weight    float64
+}
+
 // flipsOf turns a simulation's partial views into flips of its final
-// fates, each a share of weightPartlyVisible among the shrink's views;
-// identical flips are one.
-func flipsOf(p *prediction.Prediction, partly [][2][]string) []partialFlip {
+// chances p.
+func flipsOf(p *prediction.Prediction, partly []partialView) []partialFlip {
 	if len(partly) == 0 {
 		return nil
 	}
-	fates := make(map[string]string, len(p.Pods))
+	final := make(map[string]float64, len(p.Pods))
 	for _, x := range p.Pods {
-		if _, ok := fates[x.Name]; !ok {
-			fates[x.Name] = x.Fate
+		if _, ok := final[x.Name]; !ok {
+			final[x.Name] = x.DeleteProbability
 		}
-	}
-	perShrink := map[string]int{}
-	for _, bv := range partly {
-		perShrink[strings.Join(bv[0], "\x00")]++
 	}
 	var out []partialFlip
-	for _, bv := range partly {
-		f, ok := flipOf(bv[0], bv[1], fates, weightPartlyVisible/float64(perShrink[strings.Join(bv[0], "\x00")]))
-		if !ok {
-			continue
+	for _, pv := range partly {
+		if f, ok := flipOf(pv.base, pv.alt, final, pv.weight); ok {
+			out = append(out, f)
 		}
-		if i := slices.IndexFunc(out, func(g partialFlip) bool { return slices.Equal(g.in, f.in) && slices.Equal(g.out, f.out) }); i >= 0 {
-			out[i].weight += f.weight
-			continue
-		}
-		out = append(out, f)
 	}
 	return out
 }
@@ -89,8 +85,18 @@ func DeploymentBranches(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, 
 	for _, b := range bs {
 		main := b.Branch
 		for _, f := range b.flips {
-			v := slices.DeleteFunc(slices.Clone(b.Victims), func(n string) bool { return slices.Contains(f.out, n) })
-			out = append(out, Branch{Label: b.Label + ", siblings' deletions partly visible", Weight: b.Weight * f.weight, Victims: append(v, f.in...)})
+			// As victims: the pods that gain most replace those that lose.
+			var in, lose []string
+			for n, d := range f.delta {
+				if d > 0.5 {
+					in = append(in, n)
+				} else if d < -0.5 {
+					lose = append(lose, n)
+				}
+			}
+			slices.Sort(in)
+			v := slices.DeleteFunc(slices.Clone(b.Victims), func(n string) bool { return slices.Contains(lose, n) })
+			out = append(out, Branch{Label: b.Label + ", siblings' deletions partly visible", Weight: b.Weight * f.weight, Victims: append(v, in...)})
 			main.Weight -= b.Weight * f.weight
 		}
 		out = append(out, main)
@@ -220,6 +226,8 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 		fates map[string]bool
 		probs map[float64]bool
 		steps map[string]bool
+		// moved: a partial view moves its chance.
+		moved bool
 	}
 	mixes := map[string]*mix{}
 	// realized: pods whose open group some interleaving made a choice,
@@ -243,17 +251,19 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 			m.steps[p.Step] = true
 		}
 		for _, f := range b.flips {
-			// In that variant these pods go the other way.
-			w := b.Weight * f.weight
-			for _, n := range f.in {
+			// In that variant these pods' chances move.
+			for n, d := range f.delta {
 				m := mixes[n]
-				m.p += w * (1 - podProbability(b.pred, n))
-				m.fates[prediction.FateDelete], m.probs[1] = true, true
-			}
-			for _, n := range f.out {
-				m := mixes[n]
-				m.p -= w * podProbability(b.pred, n)
-				m.fates[prediction.FateKeep], m.probs[0] = true, true
+				if m == nil {
+					continue
+				}
+				m.p += b.Weight * f.weight * d
+				m.moved = true
+				if d > 0 {
+					m.fates[prediction.FateDelete] = true
+				} else {
+					m.fates[prediction.FateKeep] = true
+				}
 			}
 		}
 	}
@@ -262,7 +272,7 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 	for i := range pred.Pods {
 		p := &pred.Pods[i]
 		m := mixes[p.Name]
-		if len(m.fates) == 1 && len(m.probs) == 1 {
+		if len(m.fates) == 1 && len(m.probs) == 1 && !m.moved {
 			if len(m.steps) > 1 && p.Fate == prediction.FateDelete && realized[p.Name] != "" {
 				p.Step = prediction.StepEither // which step takes it is open
 			}
@@ -305,16 +315,6 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 	}
 	pred.Message = summary(pred, false)
 	return pred
-}
-
-// podProbability is the named pod's chance in p.
-func podProbability(p *prediction.Prediction, name string) float64 {
-	for _, x := range p.Pods {
-		if x.Name == name {
-			return x.DeleteProbability
-		}
-	}
-	return 0
 }
 
 // uniquePods keeps the first entry of each pod, in the table and in the

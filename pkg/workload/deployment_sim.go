@@ -89,9 +89,9 @@ type depSim struct {
 	nodes map[string]string
 	// unchecked: a shrink had too many partial views to try.
 	unchecked bool
-	// partly: each shrink's victims and the victims of a partial view of
-	// its siblings' deletions that differ (partialViews).
-	partly [][2][]string
+	// partly: each shrink's chances and those of each partial view of its
+	// siblings' deletions that differs (partialViews).
+	partly []partialView
 }
 
 // syncTrace is what one deployment sync shrank: each ReplicaSet's target
@@ -557,8 +557,9 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 				}
 			}
 			r := sim.rss[shrinks[k].i]
-			for _, alt := range sim.partialViews(r, tos[k], bases[k], others, unrealized[k], saved[k]) {
-				sim.partly = append(sim.partly, [2][]string{victims[k], alt})
+			alts := sim.partialViews(r, tos[k], bases[k], others, unrealized[k], saved[k])
+			for _, alt := range alts {
+				sim.partly = append(sim.partly, partialView{chances(unrealized[k]), alt, weightPartlyVisible / float64(len(alts))})
 			}
 		}
 	}

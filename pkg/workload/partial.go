@@ -23,11 +23,11 @@ import (
 // shrink (two runs of the ReplicaSet each).
 const maxPartialNodes = 32
 
-// partialViews returns the victims of shrink r (to replicas to, ranked
+// partialViews returns the chances of the pods of shrink r (to replicas to, ranked
 // with base gone) under each partial view that gives other victims than
 // run, the run computed with the interleaving's own view. others are the
 // victims of the ReplicaSets shrunk alongside it; saved is r before run.
-func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others []string, run rsRun, saved depRS) [][]string {
+func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others []string, run rsRun, saved depRS) []map[string]float64 {
 	if nodeCountsCannotMatter(run) {
 		return nil
 	}
@@ -82,54 +82,70 @@ func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others
 	probe := *sim
 	probe.o.branchOnly = true
 	outcomes := map[string]bool{fatesKey(run): true}
-	var alts [][]string
+	var alts []map[string]float64
 	for _, v := range views {
 		rc := saved
 		alt := probe.shrinkOne(&rc, to, v)
 		if k := fatesKey(alt); !outcomes[k] {
 			outcomes[k] = true
-			alts = append(alts, alt.victims)
+			alts = append(alts, chances(alt))
 		}
 	}
 	return alts
 }
 
 // partialFlip is one partial view's effect on one shrink of a simulated
-// interleaving: the pods it deletes that the interleaving keeps (in) and
-// as many that the interleaving deletes and it spares (out). It is weighed
-// as a variant of that interleaving without running the later steps again:
-// its weight is small, and any pod it touches is no longer certain. A pod
-// it deletes that the interleaving deletes anyway, in a later step, is
-// left out, with as many of the spared ones, so the count stays the same.
+// interleaving: how much each pod's chance moves (delta) with the weight of
+// the view. It is weighed as a variant of that interleaving without
+// running the later steps again: its weight is small, and any pod it
+// moves is no longer certain. A pod the interleaving deletes anyway (in a
+// later step) cannot gain, and the losses are scaled to the gains, so the
+// expected count stays the same.
 type partialFlip struct {
-	in, out []string
-	weight  float64
+	delta  map[string]float64
+	weight float64
 }
 
-// flipOf is the partialFlip from victims base to alt, given the interleaving's
-// final fates.
-func flipOf(base, alt []string, fates map[string]string, weight float64) (partialFlip, bool) {
-	var f partialFlip
-	inBase, inAlt := make(map[string]bool, len(base)), make(map[string]bool, len(alt))
-	for _, n := range base {
-		inBase[n] = true
-	}
-	for _, n := range alt {
-		inAlt[n] = true
-	}
-	for _, n := range alt {
-		if !inBase[n] && fates[n] == prediction.FateKeep {
-			f.in = append(f.in, n)
+// flipOf is the partialFlip from a shrink's chances base to alt, given
+// the interleaving's final chances.
+func flipOf(base, alt, final map[string]float64, weight float64) (partialFlip, bool) {
+	f := partialFlip{delta: map[string]float64{}, weight: weight}
+	gain, loss := 0.0, 0.0
+	for _, n := range slices.Sorted(maps.Keys(alt)) {
+		d := alt[n] - base[n]
+		switch {
+		case d > 0:
+			d = min(d, 1-final[n])
+			gain += d
+		case d < 0:
+			d = max(d, -final[n])
+			loss -= d
+		}
+		if d != 0 {
+			f.delta[n] = d
 		}
 	}
-	for _, n := range base {
-		if !inAlt[n] && fates[n] == prediction.FateDelete {
-			f.out = append(f.out, n)
+	if gain < 1e-9 || loss < 1e-9 {
+		return partialFlip{}, false
+	}
+	for n, d := range f.delta {
+		if d > 0 && gain > loss {
+			f.delta[n] = d * loss / gain
+		}
+		if d < 0 && loss > gain {
+			f.delta[n] = d * gain / loss
 		}
 	}
-	k := min(len(f.in), len(f.out))
-	f.in, f.out, f.weight = f.in[:k], f.out[:k], weight
-	return f, k > 0
+	return f, true
+}
+
+// chances is each pod's chance of deletion in a run.
+func chances(run rsRun) map[string]float64 {
+	out := make(map[string]float64, len(run.pods))
+	for _, p := range run.pods {
+		out[p.Name] = p.DeleteProbability
+	}
+	return out
 }
 
 // nodeCountsCannotMatter: every pod's fate was decided, against the
