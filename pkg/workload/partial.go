@@ -23,10 +23,11 @@ import (
 // shrink (two runs of the ReplicaSet each).
 const maxPartialNodes = 32
 
-// partialViews returns the chances of the pods of shrink r (to replicas to, ranked
-// with base gone) under each partial view that gives other victims than
-// run, the run computed with the interleaving's own view. others are the
-// victims of the ReplicaSets shrunk alongside it; saved is r before run.
+// partialViews returns the chances of the pods of shrink r (to replicas
+// to, ranked with base gone) under each partial view that gives other
+// victims than run, the run computed with the interleaving's own view.
+// others are the victims of the ReplicaSets shrunk alongside it; saved is
+// r before run.
 func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others []string, run rsRun, saved depRS) []map[string]float64 {
 	if nodeCountsCannotMatter(run) {
 		return nil
