@@ -514,15 +514,14 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 	runs := make([]rsRun, len(shrinks))
 	victims := make([][]string, len(shrinks))
 	tr := syncTrace{to: map[string]int32{}, victims: map[string][]string{}, neededFresh: sim.neededFresh}
-	later := sim.laterVictims(shrinks)
+	later, after := sim.laterVictims(shrinks)
 	tos := make([]int32, len(shrinks))
-	bases := make([]map[string]bool, len(shrinks))
+	late := make([]bool, len(shrinks))
 	saved := make([]depRS, len(shrinks))
 	unrealized := make([]rsRun, len(shrinks))
 	for _, k := range order {
 		sh := shrinks[k]
 		r := sim.rss[sh.i]
-		bases[k] = sim.gone
 		view := maps.Clone(sim.gone)
 		for j := range shrinks {
 			if sees[k][j] {
@@ -535,11 +534,9 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 		if b, ok := sim.nextTarget(r.rs.Name, sh.to); ok {
 			tos[k] = b // one ReplicaSet sync takes both steps with one sort
 		}
-		if sim.mayRankLate(r.rs.Name) {
-			bases[k] = maps.Clone(sim.gone)
+		if late[k] = sim.mayRankLate(r.rs.Name); late[k] && after {
 			for _, n := range later {
 				view[n] = true
-				bases[k][n] = true
 			}
 		}
 		saved[k] = *r
@@ -548,19 +545,25 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 		sim.realizeOpen(r, &runs[k], sim.laterSteps(k, order, sees))
 		victims[k] = runs[k].victims
 	}
-	if len(shrinks) > 1 {
-		for _, k := range order {
-			var others []string
-			for j := range shrinks {
-				if j != k {
-					others = append(others, victims[j]...)
-				}
+	// The deletions a shrink may see in part: its siblings' and, if it
+	// may rank late, the next sync's.
+	for _, k := range order {
+		var others []string
+		for j := range shrinks {
+			if j != k {
+				others = append(others, victims[j]...)
 			}
-			r := sim.rss[shrinks[k].i]
-			alts := sim.partialViews(r, tos[k], bases[k], others, unrealized[k], saved[k])
-			for _, alt := range alts {
-				sim.partly = append(sim.partly, partialView{chances(unrealized[k]), alt, weightPartlyVisible / float64(len(alts))})
-			}
+		}
+		if late[k] {
+			others = append(others, later...)
+		}
+		if len(others) == 0 {
+			continue
+		}
+		r := sim.rss[shrinks[k].i]
+		alts := sim.partialViews(r, tos[k], sim.gone, others, unrealized[k], saved[k])
+		for _, alt := range alts {
+			sim.partly = append(sim.partly, partialView{chances(unrealized[k]), alt, weightPartlyVisible / float64(len(alts))})
 		}
 	}
 	for k, sh := range shrinks {
@@ -614,14 +617,15 @@ func (sim *depSim) shrankBefore(rs string) bool {
 }
 
 // laterVictims: the next sync shrinks other ReplicaSets (per the plan),
-// whose victims may already be terminating when these ones rank: a choice.
-// Not those of a ReplicaSet that also shrank in the previous sync: its
+// whose victims may already be terminating when these ones rank: a choice
+// (after), the victims returned either way, for the partial views. Not
+// those of a ReplicaSet that also shrank in the previous sync: its
 // controller first waits to see those deletions, as the late one does, and
 // then still needs the next sync's resize, so it comes second (0 of 50
 // runs, against about half when it could act at once).
-func (sim *depSim) laterVictims(shrinks []shrink) []string {
+func (sim *depSim) laterVictims(shrinks []shrink) (victims []string, after bool) {
 	if sim.syncNo+1 >= len(sim.plan) {
-		return nil
+		return nil, false
 	}
 	var out []string
 	for rs, vs := range sim.plan[sim.syncNo+1].victims {
@@ -631,12 +635,10 @@ func (sim *depSim) laterVictims(shrinks []shrink) []string {
 	}
 	slices.Sort(out)
 	if len(out) == 0 || !slices.ContainsFunc(shrinks, func(sh shrink) bool { return sim.mayRankLate(sim.rss[sh.i].rs.Name) }) {
-		return nil
+		return nil, false
 	}
-	if sim.sched.choose([]option{{"ranked before the next sync's deletions", 1 - weightSeesNextSync}, {"ranked after the next sync's deletions", weightSeesNextSync}}) == 1 {
-		return out
-	}
-	return nil
+	after = sim.sched.choose([]option{{"ranked before the next sync's deletions", 1 - weightSeesNextSync}, {"ranked after the next sync's deletions", weightSeesNextSync}}) == 1
+	return out, after
 }
 
 // isSplit: a change of the scale's own sync. scale() also runs in later
