@@ -29,35 +29,6 @@ type branch struct {
 	flips []partialFlip
 }
 
-// partialView is one shrink's chances under the interleaving's view and
-// under a partial view of its siblings' deletions, with the partial view's
-// share of weightPartlyVisible.
-type partialView struct {
-	base, alt map[string]float64
-	weight    float64
-}
-
-// flipsOf turns a simulation's partial views into flips of its final
-// chances p.
-func flipsOf(p *prediction.Prediction, partly []partialView) []partialFlip {
-	if len(partly) == 0 {
-		return nil
-	}
-	final := make(map[string]float64, len(p.Pods))
-	for _, x := range p.Pods {
-		if _, ok := final[x.Name]; !ok {
-			final[x.Name] = x.DeleteProbability
-		}
-	}
-	var out []partialFlip
-	for _, pv := range partly {
-		if f, ok := flipOf(pv.base, pv.alt, final, pv.weight); ok {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // explored says where an exploration stopped short: past the cap on
 // interleavings (and the weight left out), or with an open group whose
 // outcomes were not all followed. Either way unexplored choices may

@@ -562,8 +562,12 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 		}
 		r := sim.rss[shrinks[k].i]
 		alts := sim.partialViews(r, tos[k], sim.gone, others, unrealized[k], saved[k])
+		if len(alts) == 0 {
+			continue
+		}
+		base := chances(unrealized[k].pods)
 		for _, alt := range alts {
-			sim.partly = append(sim.partly, partialView{chances(unrealized[k]), alt, weightPartlyVisible / float64(len(alts))})
+			sim.partly = append(sim.partly, partialView{base, alt, weightPartlyVisible / float64(len(alts))})
 		}
 	}
 	for k, sh := range shrinks {

@@ -29,7 +29,18 @@ const maxPartialNodes = 32
 // others are the victims of the ReplicaSets shrunk alongside it; saved is
 // r before run.
 func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others []string, run rsRun, saved depRS) []map[string]float64 {
-	if nodeCountsCannotMatter(run) {
+	// A pod whose fate a node count can turn was decided, against the
+	// boundary, by the node counts or a later rule; with none, every
+	// victim sorts before every survivor whatever the counts are. Such a
+	// pod sits on one of these nodes, or its fate turns with every count
+	// at once (the first two views below).
+	contested := map[string]bool{}
+	for _, p := range run.pods {
+		if p.VsBoundary != nil && !beforeColocation(p.VsBoundary.Rule) {
+			contested[sim.nodeOf(p.Name)] = true
+		}
+	}
+	if len(contested) == 0 {
 		return nil
 	}
 	byNode := map[string][]string{}
@@ -40,14 +51,6 @@ func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others
 	}
 	if len(byNode) == 0 {
 		return nil
-	}
-	// A pod whose fate a node count can turn sits on one of these nodes,
-	// or its fate turns with every count at once (the first two views).
-	contested := map[string]bool{}
-	for _, p := range run.pods {
-		if p.VsBoundary != nil && !beforeColocation(p.VsBoundary.Rule) {
-			contested[sim.nodeOf(p.Name)] = true
-		}
 	}
 	all := slices.Sorted(maps.Keys(byNode))
 	nodes := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return !contested[n] })
@@ -89,7 +92,7 @@ func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others
 		alt := probe.shrinkOne(&rc, to, v)
 		if k := fatesKey(alt); !outcomes[k] {
 			outcomes[k] = true
-			alts = append(alts, chances(alt))
+			alts = append(alts, chances(alt.pods))
 		}
 	}
 	return alts
@@ -105,6 +108,30 @@ func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others
 type partialFlip struct {
 	delta  map[string]float64
 	weight float64
+}
+
+// partialView is one shrink's chances under the interleaving's view and
+// under a partial view of its siblings' deletions, with the partial view's
+// share of weightPartlyVisible.
+type partialView struct {
+	base, alt map[string]float64
+	weight    float64
+}
+
+// flipsOf turns a simulation's partial views into flips of its final
+// chances p.
+func flipsOf(p *prediction.Prediction, partly []partialView) []partialFlip {
+	if len(partly) == 0 {
+		return nil
+	}
+	final := chances(p.Pods)
+	var out []partialFlip
+	for _, pv := range partly {
+		if f, ok := flipOf(pv.base, pv.alt, final, pv.weight); ok {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // flipOf is the partialFlip from a shrink's chances base to alt, given
@@ -140,25 +167,15 @@ func flipOf(base, alt, final map[string]float64, weight float64) (partialFlip, b
 	return f, true
 }
 
-// chances is each pod's chance of deletion in a run.
-func chances(run rsRun) map[string]float64 {
-	out := make(map[string]float64, len(run.pods))
-	for _, p := range run.pods {
-		out[p.Name] = p.DeleteProbability
-	}
-	return out
-}
-
-// nodeCountsCannotMatter: every pod's fate was decided, against the
-// boundary, by a rule applied before the node counts. Then every victim
-// sorts before every survivor whatever the counts are.
-func nodeCountsCannotMatter(run rsRun) bool {
-	for _, p := range run.pods {
-		if p.VsBoundary != nil && !beforeColocation(p.VsBoundary.Rule) {
-			return false
+// chances is each pod's chance of deletion (the first entry of a name).
+func chances(pods []prediction.Pod) map[string]float64 {
+	out := make(map[string]float64, len(pods))
+	for _, p := range pods {
+		if _, ok := out[p.Name]; !ok {
+			out[p.Name] = p.DeleteProbability
 		}
 	}
-	return true
+	return out
 }
 
 // beforeColocation: the rule is applied before the node counts.
