@@ -146,32 +146,50 @@ func mostLikely(pred *prediction.Prediction, open []string, k int) {
 	}
 }
 
-// mergeOverlapping merges contender groups that share pods.
+// mergeOverlapping merges contender groups that share pods, transitively:
+// a group that joins two others (an interleavings' group over two exact
+// ties) makes one group of all three.
 func mergeOverlapping(contenders []prediction.ContenderGroup) []prediction.ContenderGroup {
 	var groups []prediction.ContenderGroup
 	for _, g := range contenders {
-		merged := false
-		for i := range groups {
-			if overlaps(groups[i].Pods, g.Pods) {
-				for _, n := range g.Pods {
-					if !slices.Contains(groups[i].Pods, n) {
-						groups[i].Pods = append(groups[i].Pods, n)
-					}
-				}
-				groups[i].Exact = groups[i].Exact && g.Exact
-				if g.Rule == prediction.RuleRace || groups[i].Rule == prediction.RuleRace {
-					groups[i].Rule = prediction.RuleRace
-				}
-				if !strings.Contains(groups[i].Reason, g.Reason) {
-					groups[i].Reason += "; " + g.Reason
-				}
-				merged = true
-				break
+		g.Pods = slices.Clone(g.Pods)
+		into := -1
+		for i := 0; i < len(groups); i++ {
+			if !overlaps(groups[i].Pods, g.Pods) {
+				continue
 			}
+			if into < 0 {
+				into = i
+				groups[i] = joinGroups(groups[i], g)
+				g = groups[i]
+				continue
+			}
+			groups[into] = joinGroups(groups[into], groups[i])
+			g = groups[into]
+			groups = slices.Delete(groups, i, i+1)
+			i--
 		}
-		if !merged {
+		if into < 0 {
 			groups = append(groups, g)
 		}
 	}
 	return groups
+}
+
+// joinGroups is one group of a's and b's pods, a's first.
+func joinGroups(a, b prediction.ContenderGroup) prediction.ContenderGroup {
+	a.Pods = slices.Clone(a.Pods)
+	for _, n := range b.Pods {
+		if !slices.Contains(a.Pods, n) {
+			a.Pods = append(a.Pods, n)
+		}
+	}
+	a.Exact = a.Exact && b.Exact
+	if b.Rule == prediction.RuleRace {
+		a.Rule = prediction.RuleRace
+	}
+	if !strings.Contains(a.Reason, b.Reason) {
+		a.Reason += "; " + b.Reason
+	}
+	return a
 }
