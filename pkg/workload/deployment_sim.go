@@ -557,11 +557,19 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 		if late[k] {
 			others = append(others, later...)
 		}
+		r := sim.rss[shrinks[k].i]
+		seen := sim.gone
+		if prev := sim.earlierVictims(r.rs.Name); len(prev) > 0 {
+			seen = maps.Clone(sim.gone)
+			for _, n := range prev {
+				delete(seen, n)
+			}
+			others = append(others, prev...)
+		}
 		if len(others) == 0 {
 			continue
 		}
-		r := sim.rss[shrinks[k].i]
-		alts := sim.partialViews(r, tos[k], sim.gone, others, unrealized[k], saved[k])
+		alts := sim.partialViews(r, tos[k], seen, others, unrealized[k], saved[k])
 		if len(alts) == 0 {
 			continue
 		}
@@ -643,6 +651,26 @@ func (sim *depSim) laterVictims(shrinks []shrink) (victims []string, after bool)
 	}
 	after = sim.sched.choose([]option{{"ranked before the next sync's deletions", 1 - weightSeesNextSync}, {"ranked after the next sync's deletions", weightSeesNextSync}}) == 1
 	return out, after
+}
+
+// earlierVictims: the previous sync's victims in ReplicaSets other than rs
+// whose deletions rs's controller may not have seen yet when it ranks.
+// Nothing waits for them unless this sync needed that ReplicaSet's fresh
+// status: the next resize can follow within milliseconds (a new
+// ReplicaSet above the new size shrinks at once), while the sibling's
+// delete calls are still in flight.
+func (sim *depSim) earlierVictims(rs string) []string {
+	if sim.syncNo == 0 || sim.syncNo-1 >= len(sim.trace) {
+		return nil
+	}
+	var out []string
+	for name, vs := range sim.trace[sim.syncNo-1].victims {
+		if name != rs && !sim.neededFresh[name] {
+			out = append(out, vs...)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // isSplit: a change of the scale's own sync. scale() also runs in later

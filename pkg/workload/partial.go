@@ -17,7 +17,9 @@ import (
 // reverse: trying, for each node, "only this node's victims gone" and
 // "every node's but this one's" finds every fate a partial view can turn.
 // Those views whose victims differ become variants of small weight of the
-// interleaving (partialFlip).
+// interleaving (partialFlip). The same holds for deletions of other syncs
+// whose visibility is open: the next sync's (laterVictims) and the
+// previous sync's in other ReplicaSets (earlierVictims).
 
 // maxPartialNodes bounds the nodes whose partial views are tried for one
 // shrink (two runs of the ReplicaSet each).
@@ -26,8 +28,9 @@ const maxPartialNodes = 32
 // partialViews returns the chances of the pods of shrink r (to replicas
 // to, ranked with base gone) under each partial view that gives other
 // victims than run, the run computed with the interleaving's own view.
-// others are the victims of the ReplicaSets shrunk alongside it; saved is
-// r before run.
+// others are the deletions it may see in part: its siblings' in this sync
+// and those of the previous or next sync not in base; saved is r before
+// run.
 func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others []string, run rsRun, saved depRS) []map[string]float64 {
 	// A pod whose fate a node count can turn was decided, against the
 	// boundary, by the node counts or a later rule; with none, every

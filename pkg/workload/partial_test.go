@@ -56,3 +56,45 @@ func TestSiblingsDeletionsPartlyVisible(t *testing.T) {
 		t.Errorf("old-c3: certain %v p %v, want open, unlikely", c3.Certain, c3.DeleteProbability)
 	}
 }
+
+// earlierVictimsFixture: the split shrinks new 6 -> 3 (its pending pod and
+// the two most recently ready of its four node-b pods) and old 1 -> 0
+// (b1, on node-a). The rollout's next sync shrinks new at once to 2: it
+// needs no status. With b1's deletion seen, node-b counts more and u3 goes;
+// with it not seen yet, both nodes count two and x1, the most recently
+// ready, goes (1 of 50 runs of the real controllers on a concurrent API).
+func earlierVictimsFixture() *snapshot.Snapshot {
+	d := mkDeploy(6, 7, "1", "0")
+	d.Spec.Template = template("web:3", "")
+	old := mkDepRS(d, "old", "web:2", 1, 40*24*time.Hour, 6, 7)
+	cur := mkDepRS(d, "new", "web:3", 6, 4*24*time.Hour, 6, 7)
+	return &snapshot.Snapshot{Deployments: []*appsv1.Deployment{d}, ReplicaSets: []*appsv1.ReplicaSet{old, cur}, Pods: podsOf(
+		rsPod("old-b1", old).on("node-a").readyFor(40*24*time.Hour),
+		rsPod("old-i0", old).on("node-b").readyFor(3*24*time.Hour).terminating(),
+		rsPod("new-d7", cur).phase(corev1.PodPending).createdAgo(5*time.Minute),
+		rsPod("new-l0", cur).on("node-b").readyFor(time.Hour),
+		rsPod("new-u2", cur).on("node-b").readyFor(time.Hour+time.Minute),
+		rsPod("new-u3", cur).on("node-b").readyFor(3*24*time.Hour),
+		rsPod("new-x1", cur).on("node-a").readyFor(2*time.Hour),
+		rsPod("new-y4", cur).on("node-b").readyFor(5*24*time.Hour),
+	)}
+}
+
+// The previous sync's deletions in a sibling are not necessarily seen
+// when a ReplicaSet ranks again: the pods they can turn are not certain.
+func TestEarlierSiblingDeletionsMayBeUnseen(t *testing.T) {
+	p := predictOK(t, earlierVictimsFixture(), snapshot.Deployment, "web", 2, rules37(t))
+	if s := rsStep(t, p, "web-new"); s.AfterScale != 3 {
+		t.Fatalf("new after the split: %d, want 3", s.AfterScale)
+	}
+	u3, x1, y4 := findPod(t, p, "new-u3"), findPod(t, p, "new-x1"), findPod(t, p, "new-y4")
+	if u3.Certain || u3.DeleteProbability < 0.9 || u3.DeleteProbability >= 1 {
+		t.Errorf("new-u3: certain %v p %v, want an open victim, most likely", u3.Certain, u3.DeleteProbability)
+	}
+	if x1.Certain || x1.DeleteProbability <= 0 || x1.DeleteProbability > 0.1 {
+		t.Errorf("new-x1: certain %v p %v, want open, unlikely", x1.Certain, x1.DeleteProbability)
+	}
+	if !y4.Certain || y4.DeleteProbability != 0 {
+		t.Errorf("new-y4: certain %v p %v, want certainly kept", y4.Certain, y4.DeleteProbability)
+	}
+}
