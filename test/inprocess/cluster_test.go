@@ -53,8 +53,9 @@ func startCluster(objs []runtime.Object, seed uint64, latency time.Duration) (*c
 	c := &cluster{cs: cs, api: api, cancel: cancel}
 	f := informers.NewSharedInformerFactory(cs, 0)
 	podInf, rsInf, dInf := f.Core().V1().Pods(), f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments()
-	rsc := replicaset.NewReplicaSetController(ctx, rsInf, podInf, cs, replicaset.BurstReplicas)
-	dc, err := deployment.NewDeploymentController(ctx, dInf, rsInf, podInf, cs)
+	client := concurrentClient{cs, api.delayCall}
+	rsc := replicaset.NewReplicaSetController(ctx, rsInf, podInf, client, replicaset.BurstReplicas)
+	dc, err := deployment.NewDeploymentController(ctx, dInf, rsInf, podInf, client)
 	if err != nil {
 		cancel()
 		return nil, err

@@ -32,7 +32,9 @@ import (
 // conflicts, the main resource never changes status and the status
 // subresource changes nothing else, and deleting a pod bound to a node
 // only marks it terminating (no kubelet confirms). Writes are delayed by a
-// random latency to vary the controllers' timing.
+// random latency to vary the controllers' timing: before they enter the
+// fake clientset (concurrentClient), or, with INPROCESS_SERIAL_API=1,
+// inside its lock, so that calls run one at a time.
 type strictAPI struct {
 	clienttesting.ObjectTracker
 	mu        sync.Mutex
@@ -40,6 +42,7 @@ type strictAPI struct {
 	rng       *rand.Rand
 	rngMu     sync.Mutex
 	latency   time.Duration
+	serial    bool         // the latency is slept inside the fake clientset's lock
 	lastWrite atomic.Int64 // unix nanos of the last write that was not an event
 	writes    atomic.Int64
 }
@@ -52,6 +55,7 @@ func newStrictAPI(seed uint64, latency time.Duration) (*fake.Clientset, *strictA
 		rv:            map[schema.GroupVersionResource]int64{},
 		rng:           rand.New(rand.NewPCG(seed, 7)),
 		latency:       latency,
+		serial:        os.Getenv("INPROCESS_SERIAL_API") != "",
 	}
 	cs := &fake.Clientset{}
 	cs.AddReactor("*", "*", clienttesting.ObjectReaction(api))
@@ -68,8 +72,23 @@ func newStrictAPI(seed uint64, latency time.Duration) (*fake.Clientset, *strictA
 	return cs, api
 }
 
-// delay sleeps a random API latency.
+// delay sleeps a random API latency inside the fake clientset's lock, in
+// the serial mode only.
 func (a *strictAPI) delay() {
+	if a.serial {
+		a.sleep()
+	}
+}
+
+// delayCall sleeps a random API latency before a call enters the fake
+// clientset (concurrentClient), unless the mode is serial.
+func (a *strictAPI) delayCall() {
+	if !a.serial {
+		a.sleep()
+	}
+}
+
+func (a *strictAPI) sleep() {
 	if a.latency <= 0 {
 		return
 	}
