@@ -100,7 +100,7 @@ func weighBranches(bs []branch, ex explored) *prediction.Prediction {
 		case ex.partial:
 			msg = "a tie or an unordered group decides which pods an earlier step takes, and not all of its outcomes were followed into the later steps: no fate in a resized ReplicaSet is called certain"
 		default:
-			msg = fmt.Sprintf("ReplicaSets shrink together and rank pods on more than %d nodes each, too many to try every partial view of each other's deletions: no fate in a resized ReplicaSet is called certain", maxPartialNodes)
+			msg = fmt.Sprintf("ReplicaSets shrink together and rank pods on more than %d nodes, or need more than %d partial views of each other's deletions, too many to try: no fate in a resized ReplicaSet is called certain", maxPartialNodes, maxPartialViews)
 		}
 		pred.Warnings = append(pred.Warnings, msg)
 		resized := map[string]bool{}

@@ -4,7 +4,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 )
@@ -12,18 +11,23 @@ import (
 // A ReplicaSet controller deletes its victims with one API call each, so a
 // sibling shrunk in the same sync may rank its pods while some of those
 // deletions are visible and others are not yet. Its rank counts the
-// related pods on each pod's node, so a pod's fate can only turn where its
-// own node's count is lowest and every other node's highest, or the
-// reverse: trying, for each node, "only this node's victims gone" and
-// "every node's but this one's" finds every fate a partial view can turn.
+// related pods on each pod's node, so a pod's fate turns with how each
+// node's count compares with the others'. Trying each node whose count can
+// matter at its lowest and highest count, and at the counts between that
+// tie another node's, with every other node at its lowest and at its
+// highest, finds the views where a node counts least or most and those
+// where it ties another (a tie hands the decision to a later rule).
 // Those views whose victims differ become variants of small weight of the
 // interleaving (partialFlip). The same holds for deletions of other syncs
 // whose visibility is open: the next sync's (laterVictims) and the
 // previous sync's in other ReplicaSets (earlierVictims).
 
-// maxPartialNodes bounds the nodes whose partial views are tried for one
-// shrink (two runs of the ReplicaSet each).
-const maxPartialNodes = 32
+// maxPartialNodes and maxPartialViews bound the partial views tried for
+// one shrink (a run of the ReplicaSet each).
+const (
+	maxPartialNodes = 32
+	maxPartialViews = 160
+)
 
 // partialViews returns the chances of the pods of shrink r (to replicas
 // to, ranked with base gone) under each partial view that gives other
@@ -57,34 +61,64 @@ func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others
 	}
 	all := slices.Sorted(maps.Keys(byNode))
 	nodes := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return !contested[n] })
-	if len(nodes) > maxPartialNodes {
+	// A count between a node's extremes matters where it ties another
+	// node's count (that node at one of its extremes).
+	counts := relatedCounts(&sim.work, r.like, sim.o, base)
+	var levels []int
+	for _, m := range slices.Sorted(maps.Keys(counts)) {
+		levels = append(levels, counts[m], counts[m]-len(byNode[m]))
+	}
+	between := map[string][]int{}
+	size := 2
+	for _, n := range nodes {
+		for _, lv := range levels {
+			if c := counts[n] - lv; c > 0 && c < len(byNode[n]) && !slices.Contains(between[n], c) {
+				between[n] = append(between[n], c)
+			}
+		}
+		size += 2 * (len(between[n]) + 2)
+	}
+	if len(nodes) > maxPartialNodes || size > maxPartialViews {
 		// Too many views to try: certainty is given up instead.
 		sim.unchecked = true
 		return nil
 	}
 	var views []map[string]bool
 	seen := map[string]bool{}
-	add := func(on func(node string) bool) {
+	// add makes the view where count(node) of each node's victims are gone.
+	add := func(count func(node string) int) {
 		v := maps.Clone(base)
-		var key []string
+		var key []byte
 		for _, node := range all {
-			if on(node) {
-				for _, n := range byNode[node] {
-					v[n] = true
-				}
-				key = append(key, node)
+			c := count(node)
+			for _, n := range byNode[node][:c] {
+				v[n] = true
 			}
+			key = strconv.AppendInt(append(key, node...), int64(c), 10)
+			key = append(key, 0)
 		}
-		if k := strings.Join(key, "\x00"); !seen[k] {
+		if k := string(key); !seen[k] {
 			seen[k] = true
 			views = append(views, v)
 		}
 	}
-	add(func(string) bool { return false })
-	add(func(string) bool { return true })
+	none := func(string) int { return 0 }
+	every := func(node string) int { return len(byNode[node]) }
+	add(none)
+	add(every)
+	// Each contested node at its extremes and at the counts between them
+	// that tie another node's, the others at both extremes.
 	for _, only := range nodes {
-		add(func(node string) bool { return node == only })
-		add(func(node string) bool { return node != only })
+		for _, c := range append([]int{0, len(byNode[only])}, between[only]...) {
+			for _, rest := range []func(string) int{none, every} {
+				add(func(node string) int {
+					if node == only {
+						return c
+					}
+					return rest(node)
+				})
+			}
+		}
 	}
 	probe := *sim
 	probe.o.branchOnly = true
