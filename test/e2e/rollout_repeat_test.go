@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/scale-preview/scale-preview/test/internal/chance"
 )
 
 // TestRolloutRepeats repeats seeded random mid-rollout Deployments on the
@@ -121,33 +122,8 @@ func checkChances(t *testing.T, runs []*scenarioRun) {
 		tl := roles[role]
 		want, got := tl.p/float64(tl.n), float64(tl.hits)/float64(tl.n)
 		t.Logf("%-10s predicted %.2f, deleted in %d of %d runs (%.2f)", role, want, tl.hits, tl.n, got)
-		if math.Abs(got-want) > 0.15 && beyondChance(tl.hits, tl.n, want) {
-			t.Errorf("%s: predicted %.2f, measured %.2f over %d runs: off by more than 0.15 beyond chance", role, want, got, tl.n)
+		if chance.BeyondNoise(tl.hits, tl.n, want) {
+			t.Errorf("%s: predicted %.2f, measured %.2f over %d runs: off by more than %.2f beyond chance", role, want, got, tl.n, chance.Tolerance)
 		}
 	}
-}
-
-// beyondChance: no true chance within 0.15 of p gives hits of n (or
-// further out) with a probability of 0.001 or more (a one-sided binomial
-// tail).
-func beyondChance(hits, n int, p float64) bool {
-	if float64(hits) > float64(n)*p {
-		return binomialTail(n, hits, min(1, p+0.15), true) < 0.001
-	}
-	return binomialTail(n, hits, max(0, p-0.15), false) < 0.001
-}
-
-// binomialTail is P(X >= k) (upper) or P(X <= k) for X ~ Binomial(n, p).
-func binomialTail(n, k int, p float64, upper bool) float64 {
-	sum := 0.0
-	for i := 0; i <= n; i++ {
-		if (upper && i < k) || (!upper && i > k) {
-			continue
-		}
-		lg, _ := math.Lgamma(float64(n + 1))
-		li, _ := math.Lgamma(float64(i + 1))
-		lr, _ := math.Lgamma(float64(n - i + 1))
-		sum += math.Exp(lg - li - lr + float64(i)*math.Log(max(p, 1e-300)) + float64(n-i)*math.Log(max(1-p, 1e-300)))
-	}
-	return sum
 }

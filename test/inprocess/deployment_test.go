@@ -21,11 +21,13 @@ import (
 	"github.com/scale-preview/scale-preview/pkg/rules"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 	"github.com/scale-preview/scale-preview/pkg/workload"
+
+	"github.com/scale-preview/scale-preview/test/internal/chance"
 )
 
 // tolerance is how far a predicted probability may be from the measured
 // frequency.
-const tolerance = 0.15
+const tolerance = chance.Tolerance
 
 func envInt(name string, def int) int {
 	if v := os.Getenv(name); v != "" {
@@ -257,7 +259,7 @@ func judge(p *prepared, outs []outcome) report {
 			if diff > tolerance {
 				rep.tieOff++
 				note := ""
-				if beyondNoise(freq[pp.Name], rep.runs, pp.DeleteProbability) {
+				if chance.BeyondNoise(freq[pp.Name], rep.runs, pp.DeleteProbability) {
 					rep.tieBeyond++
 					note = " (beyond chance)"
 				}
@@ -269,7 +271,7 @@ func judge(p *prepared, outs []outcome) report {
 		rep.maxDiff = max(rep.maxDiff, diff)
 		if diff > tolerance {
 			rep.probOff++
-			if beyondNoise(freq[pp.Name], rep.runs, pp.DeleteProbability) {
+			if chance.BeyondNoise(freq[pp.Name], rep.runs, pp.DeleteProbability) {
 				rep.probBeyond++
 				rep.oddsOff = append(rep.oddsOff, fmt.Sprintf("%s p=%.2f, measured %.2f", pp.Name, pp.DeleteProbability, f))
 			} else {
@@ -278,55 +280,6 @@ func judge(p *prepared, outs []outcome) report {
 		}
 	}
 	return rep
-}
-
-// noiseLevel: a measured frequency counts as off beyond chance when a pod
-// whose true chance were at the tolerance's edge would give one this far
-// out less often than this. With about 1,300 chances judged in the long
-// run, chance alone then fails it about once in a thousand runs; judging
-// |measured - predicted| > tolerance alone, 50 runs of a 50% pod would miss
-// by chance in 3% of pods.
-const noiseLevel = 1e-3
-
-// beyondNoise says whether k deletions in n runs are unlikely (below
-// noiseLevel) for every true chance within the tolerance of p: a one-sided
-// binomial tail at the nearest edge.
-func beyondNoise(k, n int, p float64) bool {
-	f := float64(k) / float64(n)
-	switch {
-	case f > p+tolerance:
-		return binomTail(k, n, min(1, p+tolerance), true) < noiseLevel
-	case f < p-tolerance:
-		return binomTail(k, n, max(0, p-tolerance), false) < noiseLevel
-	}
-	return false
-}
-
-// binomTail is P(X >= k) (upper) or P(X <= k) for X ~ Binomial(n, p).
-func binomTail(k, n int, p float64, upper bool) float64 {
-	lo, hi := 0, k
-	if upper {
-		lo, hi = k, n
-	}
-	sum := 0.0
-	for i := max(lo, 0); i <= min(hi, n); i++ {
-		sum += binomPMF(i, n, p)
-	}
-	return sum
-}
-
-// binomPMF is P(X = i) for X ~ Binomial(n, p).
-func binomPMF(i, n int, p float64) float64 {
-	if p == 0 || p == 1 { // the logarithms below would give NaN
-		if (p == 0 && i == 0) || (p == 1 && i == n) {
-			return 1
-		}
-		return 0
-	}
-	lg, _ := math.Lgamma(float64(n + 1))
-	l1, _ := math.Lgamma(float64(i + 1))
-	l2, _ := math.Lgamma(float64(n - i + 1))
-	return math.Exp(lg - l1 - l2 + float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p))
 }
 
 // onlyTied: the pod is open only through a tie within one ReplicaSet
@@ -534,30 +487,4 @@ func dump(name string, p *prepared, outs []outcome) {
 		fmt.Fprintf(os.Stderr, "outcome x%d: %s\n", n, k)
 	}
 	fmt.Fprintf(os.Stderr, "prediction: %s\nbranches: %s\n", describe(p.pred), describeBranches(p.branches))
-}
-
-func TestBeyondNoise(t *testing.T) {
-	if got := binomTail(35, 50, 0.5, true); math.Abs(got-0.0033) > 0.0002 {
-		t.Errorf("P(X >= 35 | 50, 0.5) = %.5f, want 0.0033", got)
-	}
-	for k := 0; k <= 50; k++ {
-		if s := binomTail(k, 50, 0.3, true) + binomTail(k-1, 50, 0.3, false); math.Abs(s-1) > 1e-9 {
-			t.Fatalf("tails at %d sum to %v", k, s)
-		}
-	}
-	for _, c := range []struct {
-		k    int
-		p    float64
-		want bool
-	}{
-		{0, 0.86, true},   // the stale-status miss: far beyond chance
-		{17, 0.5, false},  // 0.34 against 0.5: 50 runs explain it
-		{45, 0.5, true},   // 0.9 against 0.5
-		{33, 0.45, false}, // 0.66 against 0.45
-		{25, 0.5, false},
-	} {
-		if got := beyondNoise(c.k, 50, c.p); got != c.want {
-			t.Errorf("beyondNoise(%d/50, p=%.2f) = %v, want %v", c.k, c.p, got, c.want)
-		}
-	}
 }
