@@ -152,7 +152,6 @@ func mostLikely(pred *prediction.Prediction, open []string, k int) {
 func mergeOverlapping(contenders []prediction.ContenderGroup) []prediction.ContenderGroup {
 	var groups []prediction.ContenderGroup
 	for _, g := range contenders {
-		g.Pods = slices.Clone(g.Pods)
 		into := -1
 		for i := 0; i < len(groups); i++ {
 			if !overlaps(groups[i].Pods, g.Pods) {
@@ -161,13 +160,12 @@ func mergeOverlapping(contenders []prediction.ContenderGroup) []prediction.Conte
 			if into < 0 {
 				into = i
 				groups[i] = joinGroups(groups[i], g)
-				g = groups[i]
-				continue
+			} else {
+				groups[into] = joinGroups(groups[into], groups[i])
+				groups = slices.Delete(groups, i, i+1)
+				i--
 			}
-			groups[into] = joinGroups(groups[into], groups[i])
 			g = groups[into]
-			groups = slices.Delete(groups, i, i+1)
-			i--
 		}
 		if into < 0 {
 			groups = append(groups, g)
@@ -176,7 +174,8 @@ func mergeOverlapping(contenders []prediction.ContenderGroup) []prediction.Conte
 	return groups
 }
 
-// joinGroups is one group of a's and b's pods, a's first.
+// joinGroups is one group of a's and b's pods, a's first (a new slice:
+// the inputs' pods are left as they are).
 func joinGroups(a, b prediction.ContenderGroup) prediction.ContenderGroup {
 	a.Pods = slices.Clone(a.Pods)
 	for _, n := range b.Pods {

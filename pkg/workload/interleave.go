@@ -194,20 +194,12 @@ func (sim *depSim) chooseVisibility(k int) (sees [][]bool, order []int) {
 	}
 	if c := sim.sched.choose(opts); c > 0 {
 		order = orders[c]
-		for i, a := range order {
-			for _, b := range order[:i] {
-				sees[a][b] = true
-			}
-		}
+		seeAllBefore(sees, order)
 		return sees, order
 	}
 	if k > 3 {
 		if sim.sched.choose([]option{{"no ReplicaSet sees a sibling's deletions", 1 - weightSeesPrevious}, {"each ReplicaSet sees the deletions of those written before it", weightSeesPrevious}}) == 1 {
-			for a := range k {
-				for b := range a {
-					sees[a][b] = true
-				}
-			}
+			seeAllBefore(sees, order)
 		}
 		return sees, order
 	}
@@ -224,6 +216,16 @@ func (sim *depSim) chooseVisibility(k int) (sees [][]bool, order []int) {
 		}
 	}
 	return sees, order
+}
+
+// seeAllBefore: each shrink ranks with the victims of those before it in
+// order gone.
+func seeAllBefore(sees [][]bool, order []int) {
+	for i, a := range order {
+		for _, b := range order[:i] {
+			sees[a][b] = true
+		}
+	}
 }
 
 func ordinal(n int) string {
