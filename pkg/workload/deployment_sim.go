@@ -511,50 +511,54 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 		// step follows that may depend on it.
 		sim.partial = true
 	}
-	runs := make([]rsRun, len(shrinks))
-	victims := make([][]string, len(shrinks))
+	// shrinkRun: one shrink's run in this sync, and what its partial
+	// views start from.
+	type shrinkRun struct {
+		run        rsRun
+		unrealized rsRun // before its open groups were realized
+		before     depRS // the ReplicaSet before this shrink
+		to         int32 // the size it sorts for (two steps if merged)
+		late       bool  // may rank after the next sync's deletions
+	}
+	done := make([]shrinkRun, len(shrinks))
 	tr := syncTrace{to: map[string]int32{}, victims: map[string][]string{}, neededFresh: sim.neededFresh}
 	later, after := sim.laterVictims(shrinks)
-	tos := make([]int32, len(shrinks))
-	late := make([]bool, len(shrinks))
-	saved := make([]depRS, len(shrinks))
-	unrealized := make([]rsRun, len(shrinks))
 	for _, k := range order {
-		sh := shrinks[k]
+		sh, d := shrinks[k], &done[k]
 		r := sim.rss[sh.i]
 		view := maps.Clone(sim.gone)
 		for j := range shrinks {
 			if sees[k][j] {
-				for _, n := range victims[j] {
+				for _, n := range done[j].run.victims {
 					view[n] = true
 				}
 			}
 		}
-		tos[k] = sh.to
+		d.to = sh.to
 		if b, ok := sim.nextTarget(r.rs.Name, sh.to); ok {
-			tos[k] = b // one ReplicaSet sync takes both steps with one sort
+			d.to = b // one ReplicaSet sync takes both steps with one sort
 		}
-		if late[k] = sim.mayRankLate(r.rs.Name); late[k] && after {
+		if d.late = sim.mayRankLate(r.rs.Name); d.late && after {
 			for _, n := range later {
 				view[n] = true
 			}
 		}
-		saved[k] = *r
-		runs[k] = sim.shrinkOne(r, tos[k], view)
-		unrealized[k] = runs[k]
-		sim.realizeOpen(r, &runs[k], sim.laterSteps(k, order, sees))
-		victims[k] = runs[k].victims
+		d.before = *r
+		d.run = sim.shrinkOne(r, d.to, view)
+		d.unrealized = d.run
+		sim.realizeOpen(r, &d.run, sim.laterSteps(k, order, sees))
 	}
 	// The deletions a shrink may see in part: its siblings' and, if it
 	// may rank late, the next sync's.
 	for _, k := range order {
+		d := &done[k]
 		var others []string
 		for j := range shrinks {
 			if j != k {
-				others = append(others, victims[j]...)
+				others = append(others, done[j].run.victims...)
 			}
 		}
-		if late[k] {
+		if d.late {
 			others = append(others, later...)
 		}
 		r := sim.rss[shrinks[k].i]
@@ -569,22 +573,22 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 		if len(others) == 0 {
 			continue
 		}
-		alts := sim.partialViews(r, tos[k], seen, others, unrealized[k], saved[k])
+		alts := sim.partialViews(r, d.to, seen, others, d.unrealized, d.before)
 		if len(alts) == 0 {
 			continue
 		}
-		base := chances(unrealized[k].pods)
+		base := chances(d.unrealized.pods)
 		for _, alt := range alts {
 			sim.partly = append(sim.partly, partialView{base, alt, weightPartlyVisible / float64(len(alts))})
 		}
 	}
 	for k, sh := range shrinks {
 		tr.to[sim.rss[sh.i].rs.Name] = sh.to
-		tr.victims[sim.rss[sh.i].rs.Name] = runs[k].victims
+		tr.victims[sim.rss[sh.i].rs.Name] = done[k].run.victims
 	}
 	sim.trace = append(sim.trace, tr)
 	for k, sh := range shrinks {
-		sim.record(sim.rss[sh.i], sh.step, runs[k])
+		sim.record(sim.rss[sh.i], sh.step, done[k].run)
 	}
 }
 
