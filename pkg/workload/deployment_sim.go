@@ -341,7 +341,11 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 		allFresh[sim.state[i].Name] = true
 	}
 	views := []view{{next, changes, statusFreshAtOnce, "statuses fresh at once", allFresh}}
-	for _, sq := range freshSequences(len(staleIdx)) {
+	otherOrder := statusOtherOrderOldFirst
+	if sim.state[staleIdx[0]].New {
+		otherOrder = statusOtherOrderNewFirst
+	}
+	for _, sq := range freshSequences(len(staleIdx), otherOrder) {
 		n, ch, fresh := sim.firstActingView(staleIdx, sq.steps, v)
 		merged := false
 		for k := range views {
