@@ -226,6 +226,23 @@ func randomRolloutScenario(rng *rand.Rand, i int) *scenario {
 	return sc
 }
 
+// randomThreeReplicaSetScenario builds mid-rollout Deployment i over three
+// ReplicaSets: a random rollout whose first new pods are ready, so that
+// the second ReplicaSet keeps some, then a second template change.
+func randomThreeReplicaSetScenario(rng *rand.Rand, i int) *scenario {
+	sc := randomRolloutScenario(rng, i)
+	sc.secondRollout = true
+	nodes := 1 + rng.IntN(4)
+	ready := 1 + rng.IntN(3)
+	var extra []podState
+	for j := 0; j < ready; j++ {
+		extra = append(extra, running(fmt.Sprintf("node-%c", 'a'+rng.IntN(nodes)), time.Duration(1+rng.IntN(48))*time.Hour))
+	}
+	sc.extraStates = append(extra, sc.extraStates...)
+	sc.name = strings.Replace(sc.name, "rollout-random-", "three-rs-random-", 1)
+	return sc
+}
+
 func pct(v intstr.IntOrString) string {
 	if v.Type == intstr.String {
 		return "pct"

@@ -19,22 +19,33 @@ import (
 // the controllers' timing varies between repetitions, and a fate the plugin
 // calls certain must hold in every one (the in-process test in
 // test/inprocess does the same at a larger scale). E2E_ROLLOUT_REPEAT_SCENARIOS
-// scenarios (default 20; 2 with -short, as in make check), E2E_ROLLOUT_REPEATS
-// repetitions each (default 5; 2 with -short).
+// scenarios (default 20; 2 with -short, as in make check) and
+// E2E_THREE_RS_REPEAT_SCENARIOS over three ReplicaSets (default 8; 1 with
+// -short), E2E_ROLLOUT_REPEATS repetitions each (default 5; 2 with -short).
 func TestRolloutRepeats(t *testing.T) {
-	count, reps := 20, 5
+	count, three, reps := 20, 8, 5
 	if testing.Short() {
-		count, reps = 2, 2
+		count, three, reps = 2, 1, 2
 	}
 	count = envInt("E2E_ROLLOUT_REPEAT_SCENARIOS", count)
+	three = envInt("E2E_THREE_RS_REPEAT_SCENARIOS", three)
 	reps = envInt("E2E_ROLLOUT_REPEATS", reps)
 	batch := max(1, envInt("E2E_BATCH", 6))
 	// Their own random stream: other random tests keep their shapes.
 	rng := rand.New(rand.NewPCG(env.seed, 0x4e9ea7))
-	t.Logf("E2E_SEED=%d E2E_ROLLOUT_REPEAT_SCENARIOS=%d E2E_ROLLOUT_REPEATS=%d", env.seed, count, reps)
-	var all []*scenario
+	t.Logf("E2E_SEED=%d E2E_ROLLOUT_REPEAT_SCENARIOS=%d E2E_THREE_RS_REPEAT_SCENARIOS=%d E2E_ROLLOUT_REPEATS=%d", env.seed, count, three, reps)
+	var scs []*scenario
 	for i := 0; i < count; i++ {
-		sc := randomRolloutScenario(rng, 500+i)
+		scs = append(scs, randomRolloutScenario(rng, 500+i))
+	}
+	// Three ReplicaSets, from a stream of their own (the scenarios above
+	// keep their shapes).
+	rng3 := rand.New(rand.NewPCG(env.seed, 0x3e5))
+	for i := 0; i < three; i++ {
+		scs = append(scs, randomThreeReplicaSetScenario(rng3, 600+i))
+	}
+	var all []*scenario
+	for _, sc := range scs {
 		for k := 0; k < reps; k++ {
 			rep := *sc
 			rep.name = fmt.Sprintf("%s-rep%d", sc.name, k+1)
@@ -81,9 +92,83 @@ func TestSiblingRaceRepeats(t *testing.T) {
 	checkChances(t, runs)
 }
 
+// TestThreeReplicaSetRaceRepeats measures, on the real control plane, how
+// often the third ReplicaSet written by the split ranks after the first's
+// or the second's deletion is visible. A paused Deployment over three
+// ReplicaSets (two template changes) of two pods each, 4 -> 1 with
+// maxSurge 2: the split shrinks each by one, oldest first. The third
+// ReplicaSet's two not-ready pods are on node-a and node-d, and the node-d
+// one has restarted: it deletes its node-a pod unless it sees the deletion
+// of the other node-a pod, the first ReplicaSet's ("sees-first") or the
+// second's ("sees-second"); then the node counts tie and the restarted pod
+// goes. The other ReplicaSets' victims do not depend on what they see.
+// E2E_THREE_RS_RACE_REPEATS repetitions of each (default 30; skipped with
+// -short).
+func TestThreeReplicaSetRaceRepeats(t *testing.T) {
+	if testing.Short() {
+		t.Skip("repeated measurements are skipped with -short")
+	}
+	reps := envInt("E2E_THREE_RS_RACE_REPEATS", 30)
+	for _, variant := range []string{"sees-first", "sees-second"} {
+		t.Run(variant, func(t *testing.T) {
+			var runs []*scenarioRun
+			for k := 0; k < reps; k++ {
+				r := newRun(threeReplicaSetRace(fmt.Sprintf("three-rs-%s-rep%d", variant, k+1), variant == "sees-first"))
+				t.Run(r.sc.name, func(t *testing.T) {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+					defer cancel()
+					_ = r.prepare(ctx) // errors are reported by run
+					r.run(t)
+					if r.pred != nil && !threeOfTwo(r.pred) {
+						t.Errorf("the setup did not leave three ReplicaSets of two pods: %+v", r.pred.ReplicaSets)
+					}
+				})
+				runs = append(runs, r)
+			}
+			checkChances(t, runs)
+		})
+	}
+}
+
+// threeReplicaSetRace builds the scenario of TestThreeReplicaSetRaceRepeats.
+// The first rollout's two ready pods let it scale the first ReplicaSet
+// 4 -> 2 (its pods ready a minute ago go first) and grow the second to 4; its
+// two not-ready pods stall it. The second template change scales those
+// away and starts the third with two not-ready pods.
+func threeReplicaSetRace(name string, nodeAInFirst bool) *scenario {
+	first := []podState{running("node-a", 3*day), running("node-b", time.Hour)}
+	second := []podState{running("node-c", 3*day), running("node-e", time.Hour)}
+	if !nodeAInFirst {
+		first = []podState{running("node-b", 3*day), running("node-c", time.Hour)}
+		second = []podState{running("node-a", 3*day), running("node-e", time.Hour)}
+	}
+	return &scenario{
+		name: name, kind: kindDeployment, replicas: 4, target: 1,
+		maxSurge: ptrTo(intstr.FromInt32(2)), maxUnavailable: ptrTo(intstr.FromInt32(0)),
+		states:        append(first, running("node-x", time.Minute), running("node-y", time.Minute)),
+		rollout:       true,
+		secondRollout: true,
+		paused:        true,
+		extraStates:   append(second, notReady("node-f"), notReady("node-g"), notReady("node-a"), notReady("node-d").withRestarts(1)),
+	}
+}
+
+// threeOfTwo: three ReplicaSets of two pods each before the scale.
+func threeOfTwo(p *prediction) bool {
+	n := 0
+	for _, rs := range p.ReplicaSets {
+		if rs.Before == 2 {
+			n++
+		} else if rs.Before != 0 {
+			return false
+		}
+	}
+	return n == 3
+}
+
 // checkChances compares the plugin's chances with the frequencies over
 // repetitions of one scenario. Pods are matched across repetitions by
-// their role: old or new ReplicaSet and node.
+// their role: the revision of their ReplicaSet and their node.
 func checkChances(t *testing.T, runs []*scenarioRun) {
 	type tally struct {
 		p       float64
@@ -94,18 +179,15 @@ func checkChances(t *testing.T, runs []*scenarioRun) {
 		if r.pred == nil {
 			continue
 		}
-		isNew := map[string]bool{}
-		for _, rs := range r.pred.ReplicaSets {
-			isNew[rs.Name] = rs.New
+		revision := map[string]string{}
+		for _, rs := range r.rsBefore {
+			revision[rs.Name] = rs.Annotations["deployment.kubernetes.io/revision"]
 		}
 		for _, p := range r.pred.Pods {
 			if p.DeleteProbability == nil || (p.Fate != "delete" && p.Fate != "keep") {
 				continue
 			}
-			role := fmt.Sprintf("old@%s", r.states[p.Name].Node)
-			if isNew[p.ReplicaSet] {
-				role = fmt.Sprintf("new@%s", r.states[p.Name].Node)
-			}
+			role := fmt.Sprintf("rev%s@%s", revision[p.ReplicaSet], r.states[p.Name].Node)
 			tl := roles[role]
 			if tl == nil {
 				tl = &tally{}

@@ -205,12 +205,19 @@ func (r *scenarioRun) prepare(ctx context.Context) (err error) {
 		return nil
 	}
 
+	rollouts := 0
 	if r.sc.rollout {
-		patch := []byte(`{"spec":{"template":{"metadata":{"annotations":{"e2e.scale-preview.io/revision":"2"}}}}}`)
-		if _, err := c.AppsV1().Deployments(r.ns).Patch(ctx, workloadName, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			return fmt.Errorf("start rollout: %w", err)
+		rollouts = 1
+		if r.sc.secondRollout {
+			rollouts = 2
 		}
-		r.notef("changed the pod template: rollout started")
+	}
+	for k := 1; k <= rollouts; k++ {
+		patch := fmt.Appendf(nil, `{"spec":{"template":{"metadata":{"annotations":{"e2e.scale-preview.io/revision":"%d"}}}}}`, k+1)
+		if _, err := c.AppsV1().Deployments(r.ns).Patch(ctx, workloadName, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("start rollout %d: %w", k, err)
+		}
+		r.notef("changed the pod template: rollout %d started", k)
 		if err := applyNew(); err != nil {
 			return err
 		}

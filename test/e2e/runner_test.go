@@ -46,6 +46,10 @@ type scenario struct {
 	// Deployment
 	maxSurge, maxUnavailable *intstr.IntOrString
 	rollout                  bool // change the pod template once the initial pods have their states
+	// secondRollout changes the template again once the first rollout's
+	// pods have their states: a third ReplicaSet. The second keeps the pods
+	// that were available; the controller scales its unavailable ones away.
+	secondRollout bool
 	// paused pauses the Deployment (after the rollout started): the scale
 	// then only splits the replicas, the rollout does not continue.
 	paused bool
