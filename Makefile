@@ -86,7 +86,7 @@ inprocess-long:
 # Starts etcd, kube-apiserver and kube-controller-manager (built from the Go
 # module proxy) on loopback and compares predictions with real scale-ins.
 e2e:
-	cd test && E2E_REQUIRE_PLUGIN=1 E2E_HPA=1 $(GO) test -count=1 -v -timeout 80m ./e2e/
+	cd test && E2E_REQUIRE_PLUGIN=1 E2E_HPA=1 $(GO) test -count=1 -v -timeout 150m ./e2e/
 
 e2e-short:
 	cd test && $(GO) test -count=1 -v -short -timeout 40m ./e2e/
