@@ -70,25 +70,16 @@ func TestSiblingRaceRepeats(t *testing.T) {
 	if testing.Short() {
 		t.Skip("repeated measurements are skipped with -short")
 	}
-	reps := envInt("E2E_SIBLING_RACE_REPEATS", 30)
-	var runs []*scenarioRun
-	for k := 0; k < reps; k++ {
-		r := newRun(&scenario{
+	runs := repeatScenario(t, envInt("E2E_SIBLING_RACE_REPEATS", 30), func(k int) *scenario {
+		return &scenario{
 			name: fmt.Sprintf("sibling-race-rep%d", k+1), kind: kindDeployment, replicas: 3, target: 1,
 			maxSurge: ptrTo(intstr.FromInt32(3)), maxUnavailable: ptrTo(intstr.FromInt32(0)),
 			states:      []podState{running("node-a", 3*day), running("node-b", day), running("node-c", 2*day)},
 			rollout:     true,
 			paused:      true,
 			extraStates: []podState{notReady("node-a"), notReady("node-d"), notReady("node-e")},
-		})
-		t.Run(r.sc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			_ = r.prepare(ctx) // errors are reported by run
-			r.run(t)
-		})
-		runs = append(runs, r)
-	}
+		}
+	}, nil)
 	checkChances(t, runs)
 }
 
@@ -111,23 +102,37 @@ func TestThreeReplicaSetRaceRepeats(t *testing.T) {
 	reps := envInt("E2E_THREE_RS_RACE_REPEATS", 30)
 	for _, variant := range []string{"sees-first", "sees-second"} {
 		t.Run(variant, func(t *testing.T) {
-			var runs []*scenarioRun
-			for k := 0; k < reps; k++ {
-				r := newRun(threeReplicaSetRace(fmt.Sprintf("three-rs-%s-rep%d", variant, k+1), variant == "sees-first"))
-				t.Run(r.sc.name, func(t *testing.T) {
-					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-					defer cancel()
-					_ = r.prepare(ctx) // errors are reported by run
-					r.run(t)
-					if r.pred != nil && !threeOfTwo(r.pred) {
-						t.Errorf("the setup did not leave three ReplicaSets of two pods: %+v", r.pred.ReplicaSets)
-					}
-				})
-				runs = append(runs, r)
-			}
+			runs := repeatScenario(t, reps, func(k int) *scenario {
+				return threeReplicaSetRace(fmt.Sprintf("three-rs-%s-rep%d", variant, k+1), variant == "sees-first")
+			}, func(t *testing.T, r *scenarioRun) {
+				if r.pred != nil && !threeOfTwo(r.pred) {
+					t.Errorf("the setup did not leave three ReplicaSets of two pods: %+v", r.pred.ReplicaSets)
+				}
+			})
 			checkChances(t, runs)
 		})
 	}
+}
+
+// repeatScenario sets up and runs scenario(k) for k < reps, one after the
+// other (a measured race must not share the machine with its repetitions),
+// each as a subtest; after, if not nil, checks each run.
+func repeatScenario(t *testing.T, reps int, scenario func(k int) *scenario, after func(*testing.T, *scenarioRun)) []*scenarioRun {
+	var runs []*scenarioRun
+	for k := 0; k < reps; k++ {
+		r := newRun(scenario(k))
+		t.Run(r.sc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			_ = r.prepare(ctx) // errors are reported by run
+			r.run(t)
+			if after != nil {
+				after(t, r)
+			}
+		})
+		runs = append(runs, r)
+	}
+	return runs
 }
 
 // threeReplicaSetRace builds the scenario of TestThreeReplicaSetRaceRepeats.

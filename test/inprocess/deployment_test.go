@@ -333,8 +333,9 @@ func keys(m map[string]bool) []string {
 // within the tolerance of the measured frequencies, and the deletion count
 // must be exact when every interleaving agrees on it.
 // INPROCESS_SCENARIOS, INPROCESS_RUNS, INPROCESS_UNCERTAIN_RUNS,
-// INPROCESS_SEED and INPROCESS_PARALLEL tune it; INPROCESS_FROM skips the scenarios before it
-// (to share a long run between processes); -short runs a small sample.
+// INPROCESS_SEED and INPROCESS_PARALLEL tune it; INPROCESS_FROM skips the
+// scenarios before it (to share a long run between processes); -short runs
+// a small sample.
 func TestDeploymentAgainstControllers(t *testing.T) {
 	scenarios, runs := envInt("INPROCESS_SCENARIOS", 1000), envInt("INPROCESS_RUNS", 50)
 	// A scenario with an uncertain prediction runs more often: at 200 runs
@@ -389,18 +390,7 @@ func TestDeploymentAgainstControllers(t *testing.T) {
 		if !p.pred.Certain {
 			n = uncertainRuns
 		}
-		outs := make([]outcome, n)
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, parallel)
-		for r := 0; r < n; r++ {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				outs[r] = runOnce(p, seed*1000003+uint64(i)*100000+uint64(r), latency)
-			}()
-		}
-		wg.Wait()
+		outs := runRepeated(p, n, parallel, seed*1000003+uint64(i)*100000, latency)
 		ran++
 		rep := judge(p, outs)
 		if os.Getenv("INPROCESS_DUMP") != "" {
@@ -451,6 +441,24 @@ func TestDeploymentAgainstControllers(t *testing.T) {
 	}
 	sort.Strings(ls)
 	t.Logf("runs matched per interleaving choice: %s", strings.Join(ls, " "))
+}
+
+// runRepeated runs the prepared scenario n times, parallel at a time; run
+// r gets the seed firstSeed+r.
+func runRepeated(p *prepared, n, parallel int, firstSeed uint64, latency time.Duration) []outcome {
+	outs := make([]outcome, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, parallel)
+	for r := range outs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			outs[r] = runOnce(p, firstSeed+uint64(r), latency)
+		}()
+	}
+	wg.Wait()
+	return outs
 }
 
 // nearAgeBoundary: the prediction changes within five minutes, as a pod's

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -66,18 +65,7 @@ func TestSiblingVisibility(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs := make([]outcome, runs)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, envInt("INPROCESS_PARALLEL", 6))
-	for r := range outs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			outs[r] = runOnce(p, uint64(5000+r), 1500*time.Microsecond)
-		}()
-	}
-	wg.Wait()
+	outs := runRepeated(p, runs, envInt("INPROCESS_PARALLEL", 6), 5000, 1500*time.Microsecond)
 	seen := map[string]int{}
 	for _, o := range outs {
 		seen[strings.Join(keys(o.deleted), ",")]++
