@@ -1,10 +1,7 @@
 package cmd
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -18,27 +15,7 @@ const flagDocPath = "../../docs/flags.md"
 // it drifts. Regenerate: go test ./pkg/cmd -run TestFlagDoc -update
 func TestFlagDoc(t *testing.T) {
 	goldenFile(t, flagDocPath, flagDoc())
-	// The README carries the plugin's own flags between two markers.
-	readme, err := os.ReadFile(readmePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	begin, end := bytes.Index(readme, []byte(flagsBegin)), bytes.Index(readme, []byte(flagsEnd))
-	if begin < 0 || end < begin {
-		t.Fatalf("%s has no %q ... %q section", readmePath, flagsBegin, flagsEnd)
-	}
-	begin += bytes.IndexByte(readme[begin:], '\n') + 1
-	var b strings.Builder
-	flagTable(&b, NewCommand(NewOptions(genericiooptions.NewTestIOStreamsDiscard())).LocalNonPersistentFlags())
-	want := slices.Concat(readme[:begin], []byte(b.String()), readme[end:])
-	goldenFile(t, readmePath, string(want))
 }
-
-const (
-	readmePath = "../../README.md"
-	flagsBegin = "<!-- flags:begin"
-	flagsEnd   = "<!-- flags:end -->"
-)
 
 func flagDoc() string {
 	c := NewCommand(NewOptions(genericiooptions.NewTestIOStreamsDiscard()))
