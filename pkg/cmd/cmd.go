@@ -127,6 +127,7 @@ func (o *Options) addFlags(c *cobra.Command) {
 	fl.StringVar(&o.TargetNode, "target-node", "", "Prefer victims on this node: print the annotations that make the controller pick them.")
 	fl.BoolVar(&o.ShowVersion, "version", false, "Print the plugin's version and the supported Kubernetes rule versions (-o json or yaml for a document).")
 	o.addDesiredFlags(fl)
+	o.addWatchFlags(fl)
 	o.configFlags.AddFlags(c.PersistentFlags())
 }
 
@@ -174,6 +175,9 @@ var errUncertain = errors.New("some pods' fates are left to chance (--fail-if-un
 // and the printer.
 func (o *Options) Complete(c *cobra.Command, args []string) error {
 	o.replicasSet = c.Flags().Changed("replicas")
+	if err := o.validateWatch(); err != nil {
+		return err
+	}
 	if o.Desired {
 		return o.completeDesired(args)
 	}

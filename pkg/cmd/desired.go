@@ -28,6 +28,7 @@ import (
 // `kubectl diff -f`) and the pods come from the cluster.
 type desiredOptions struct {
 	Desired bool
+	Watch   bool // --watch (watch.go)
 
 	enforceNamespace bool // -n given: a manifest for another namespace is refused, as kubectl does
 }

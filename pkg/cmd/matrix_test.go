@@ -234,6 +234,11 @@ func TestBadInputMatrix(t *testing.T) {
 		{name: "desired missing file", args: static("--desired", "-f", "/nonexistent/deploy.yaml"), live: true, code: ExitBadFile, words: []string{"/nonexistent/deploy.yaml"}},
 		{name: "desired workload not created yet", args: desiredFile(strings.ReplaceAll(desiredAPI("1", "x"), "name: api\n", "name: fresh\n")), live: true, code: ExitOK},
 		{name: "desired manifest without workload", args: desiredFile(desiredService), live: true, code: ExitOK},
+		// --watch (watch.md).
+		{name: "watch with offline -f", args: static(off(example, "--replicas=3", "--watch")...), code: ExitUsage, words: []string{"--watch", "-f"}},
+		{name: "watch with --desired", args: desiredFile(desiredAPI("2", "api:2"), "--watch"), live: true, code: ExitUsage, words: []string{"--watch", "--desired"}},
+		{name: "watch with --now", args: static("deploy/api", "-n", "prod", "--replicas=1", "--watch", "--now", liveNowFlag), live: true, code: ExitUsage, words: []string{"--watch", "--now"}},
+		{name: "watch with --fail-if-uncertain", args: static("deploy/api", "-n", "prod", "--replicas=1", "--watch", "--fail-if-uncertain"), live: true, code: ExitUsage, words: []string{"--watch", "--fail-if-uncertain"}},
 		// Scale-ups answer at once, whatever the size.
 		{name: "scale-up to the int32 maximum", args: static(off(example, "--replicas=2147483647")...), code: ExitOK, process: true, other: true},
 		{name: "ReplicaSet scale-up to the int32 maximum", args: static("-f", example, "rs/web-7d9f8c6b5", "-n", "shop", "--replicas=2147483647"), code: ExitOK, process: true},

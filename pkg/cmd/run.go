@@ -18,6 +18,9 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.Desired {
 		return o.runDesired(ctx)
 	}
+	if o.Watch {
+		return o.runWatch(ctx)
+	}
 	snap, info, err := o.load(ctx)
 	if err != nil {
 		return err
