@@ -2,15 +2,19 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -79,7 +83,7 @@ func (o *Options) runWatch(ctx context.Context) error {
 		emit: o.emitWatched,
 		warn: func(err error) {
 			_, msg := classify(err)
-			fmt.Fprintf(o.ErrOut, "%s: prediction failed, retrying at the next change: %s\n", time.Now().UTC().Format(time.RFC3339), msg)
+			fmt.Fprintf(o.ErrOut, "%s: %s (the watch goes on)\n", time.Now().UTC().Format(time.RFC3339), msg)
 		},
 	}
 	if err := o.emitWatched(pred, []string{"first prediction"}, o.now); err != nil {
@@ -201,7 +205,23 @@ func (w *watchLoop) run(ctx context.Context, last *prediction.Prediction) error 
 		default:
 		}
 	}
+	var mu sync.Mutex
+	lastErr := ""
 	for _, inf := range w.informers() {
+		// A watch that fails (forbidden, the server gone) says so once on
+		// stderr instead of client-go's log lines; expiry and EOF are the
+		// informer's routine and say nothing.
+		_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || ctx.Err() != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err.Error() != lastErr {
+				lastErr = err.Error()
+				w.warn(fmt.Errorf("watch: %w", err))
+			}
+		})
 		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(any) { signal() },
 			UpdateFunc: func(any, any) { signal() },
