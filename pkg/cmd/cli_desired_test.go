@@ -10,9 +10,12 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	appsv1 "k8s.io/api/apps/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
+	"github.com/scale-preview/scale-preview/pkg/source"
 )
 
 // desiredAPI is prod/api of liveObjects as its manifest says it, with
@@ -310,5 +313,51 @@ func TestDesiredAutoscalerBounds(t *testing.T) {
 	}
 	if got := l.Items[0]; !slices.Equal(got.Victims, want.Victims) || got.Autoscaler == nil || got.Autoscaler.Previewed != 3 {
 		t.Errorf("victims %v, want %v; autoscaler %+v", got.Victims, want.Victims, got.Autoscaler)
+	}
+}
+
+// A StatefulSet whose template changes with the scale-in: the condemned
+// ordinals are previewed; RollingUpdate then recreates the kept pods (a
+// Rollout conflict, uncertain), OnDelete does not (a warning, certain).
+func TestDesiredStatefulSetTemplate(t *testing.T) {
+	snap, err := source.ReadFile(writeFile(t, stsFile("OrderedReady", 0, "Retain", "0", "1", "2")), nil, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web}
+spec:
+  replicas: 1
+  updateStrategy: {type: RollingUpdate}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: app, image: "app:2"}]}
+`
+	for _, onDelete := range []bool{false, true} {
+		var objs []k8sruntime.Object
+		for _, st := range snap.StatefulSets {
+			if onDelete {
+				st.Spec.UpdateStrategy.Type = appsv1.OnDeleteStatefulSetStrategyType
+			}
+			objs = append(objs, st)
+		}
+		for _, p := range snap.Pods {
+			objs = append(objs, p)
+		}
+		r := cliRun(t, fake.NewClientset(objs...), nil, desiredArgs("-f", writeFile(t, manifest), "-o", "json")...)
+		wantExit(t, r, ExitOK)
+		l := decodeList(t, r.stdout)
+		if len(l.Items) != 1 || !l.Workloads[0].TemplateChanged {
+			t.Fatalf("want one item with the template change:\n%s", r.stdout)
+		}
+		p := l.Items[0]
+		if !slices.Equal(p.Victims, []string{"web-2", "web-1"}) {
+			t.Errorf("victims %v, want web-2, web-1", p.Victims)
+		}
+		rollout := slices.ContainsFunc(p.Conflicts, func(c prediction.Conflict) bool { return c.Kind == "Rollout" })
+		if rollout == onDelete || p.Certain == !onDelete {
+			t.Errorf("OnDelete %v: Rollout conflict %v, certain %v", onDelete, rollout, p.Certain)
+		}
 	}
 }
