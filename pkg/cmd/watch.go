@@ -421,18 +421,15 @@ func predictionChanges(was, now *prediction.Prediction) []string {
 	if was.Certain != now.Certain {
 		out = append(out, fmt.Sprintf("certain: %v -> %v", was.Certain, now.Certain))
 	}
-	fate := func(p *prediction.Prediction) map[string]string {
-		m := make(map[string]string, len(p.Pods))
-		for _, pod := range p.Pods {
-			m[pod.Name] = fmt.Sprintf("%s/%v", pod.Fate, pod.Certain)
-		}
-		return m
+	// A pod whose fate stayed but whose certainty moved.
+	before := make(map[string]int, len(was.Pods))
+	for i := range was.Pods {
+		before[was.Pods[i].Name] = i
 	}
-	before, after := fate(was), fate(now)
 	var moved []string
 	for _, pod := range now.Pods {
-		if b, ok := before[pod.Name]; ok && b != after[pod.Name] && strings.HasPrefix(b, pod.Fate+"/") {
-			moved = append(moved, fmt.Sprintf("%s %s", pod.Name, certainWord(pod.Certain)))
+		if i, ok := before[pod.Name]; ok && was.Pods[i].Fate == pod.Fate && was.Pods[i].Certain != pod.Certain {
+			moved = append(moved, pod.Name+" "+certainWord(pod.Certain))
 		}
 	}
 	if len(moved) > 0 {

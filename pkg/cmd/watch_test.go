@@ -249,3 +249,33 @@ func TestWatchMemoryFlat(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// What the watch reports, and that nothing else counts as a change.
+func TestPredictionChanges(t *testing.T) {
+	pred := func(certain bool, victims ...string) *prediction.Prediction {
+		p := &prediction.Prediction{Certain: certain, Victims: victims}
+		for _, n := range []string{"a", "b", "c"} {
+			fate := prediction.FateKeep
+			if slices.Contains(victims, n) {
+				fate = prediction.FateDelete
+			}
+			p.Pods = append(p.Pods, prediction.Pod{Name: n, Fate: fate, Certain: certain})
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name     string
+		was, now *prediction.Prediction
+		want     []string
+	}{
+		{"same", pred(true, "a"), pred(true, "a"), nil},
+		{"new victim", pred(true, "a"), pred(true, "a", "b"), []string{"now deleted: b"}},
+		{"swap", pred(true, "a"), pred(true, "b"), []string{"now deleted: b", "no longer deleted: a"}},
+		{"order", pred(true, "a", "b"), pred(true, "b", "a"), []string{"deletion order changed: b, a"}},
+		{"certainty", pred(true, "a"), pred(false, "a"), []string{"certain: true -> false", "certainty changed: a now left to chance, b now left to chance, c now left to chance"}},
+	} {
+		if got := predictionChanges(tc.was, tc.now); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

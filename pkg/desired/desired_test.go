@@ -120,3 +120,5 @@ type unstructuredT struct{ m map[string]any }
 func (x *unstructuredT) u() *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: x.m}
 }
+
+func yamlInto(s string, out *map[string]any) error { return yaml.Unmarshal([]byte(s), out) }
