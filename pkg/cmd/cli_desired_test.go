@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -359,5 +360,44 @@ spec:
 		if rollout == onDelete || p.Certain == !onDelete {
 			t.Errorf("OnDelete %v: Rollout conflict %v, certain %v", onDelete, rollout, p.Certain)
 		}
+	}
+}
+
+// A template change under Recreate deletes every pod (all shown, certain
+// where the model says so); paused, it starts no rollout.
+func TestDesiredTemplateRecreateAndPaused(t *testing.T) {
+	// prod/api settled on its old ReplicaSet: 3 pods of api:1.
+	var settled []k8sruntime.Object
+	for _, o := range liveObjects() {
+		switch x := o.(type) {
+		case *appsv1.Deployment:
+			three := int32(3)
+			x.Spec.Template, x.Spec.Replicas = liveTemplate("api:1", ""), &three
+			x.Status = appsv1.DeploymentStatus{Replicas: 3, ReadyReplicas: 3, AvailableReplicas: 3}
+		case *appsv1.ReplicaSet:
+			if x.Name == "api-9c4b2" {
+				continue
+			}
+			x.Annotations["deployment.kubernetes.io/desired-replicas"] = "3"
+		case *corev1.Pod:
+			if strings.HasPrefix(x.Name, "api-9c4b2") {
+				continue
+			}
+		}
+		settled = append(settled, o)
+	}
+	recreate := strings.Replace(desiredAPI("2", "api:3"), "  selector:", "  strategy: {type: Recreate}\n  selector:", 1)
+	r := cliRun(t, fake.NewClientset(settled...), nil, desiredArgs("-f", writeFile(t, recreate), "-n", "prod", "-o", "json")...)
+	wantExit(t, r, ExitOK)
+	p := decodeList(t, r.stdout).Items[0]
+	if len(p.Victims) != 3 || !p.Certain || slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "later deletions") }) {
+		t.Errorf("Recreate: want all 3 pods certainly deleted and no 'later deletions' warning: %v %v %v", p.Victims, p.Certain, p.Warnings)
+	}
+	paused := strings.Replace(desiredAPI("2", "api:3"), "  selector:", "  paused: true\n  selector:", 1)
+	r = cliRun(t, fake.NewClientset(liveObjects()...), nil, desiredArgs("-f", writeFile(t, paused), "-n", "prod", "-o", "json")...)
+	wantExit(t, r, ExitOK)
+	p = decodeList(t, r.stdout).Items[0]
+	if !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "paused") }) || slices.ContainsFunc(p.Conflicts, func(c prediction.Conflict) bool { return strings.Contains(c.Message, "new rollout") }) {
+		t.Errorf("paused: want the paused warning and no rollout: %v %+v", p.Warnings, p.Conflicts)
 	}
 }

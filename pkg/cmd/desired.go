@@ -275,11 +275,21 @@ func applyToDeployment(snap *snapshot.Snapshot, m desired.Manifest, changed bool
 func templateChange(pred *prediction.Prediction, ref snapshot.Ref, snap *snapshot.Snapshot) {
 	switch ref.Kind {
 	case snapshot.Deployment:
+		for _, d := range snap.Deployments {
+			if d.Name == ref.Name && d.Namespace == ref.Namespace && d.Spec.Paused {
+				pred.Warnings = append(pred.Warnings, "the pod template changes, but the Deployment is paused: no rollout until it is resumed")
+				return
+			}
+		}
 		kept := 0
 		for _, p := range pred.Pods {
 			if p.Fate == prediction.FateKeep {
 				kept++
 			}
+		}
+		if kept == 0 { // Recreate, or a scale to 0: every pod is shown going
+			pred.Conflicts = append(pred.Conflicts, prediction.Conflict{Kind: "Rollout", Name: ref.Name, Message: "the pod template changes: this is a new rollout; every pod goes (shown)"})
+			return
 		}
 		msg := fmt.Sprintf("the pod template changes: this is a new rollout. Shown: the scale and the rollout steps that need no new pod to be available; the rollout then replaces the %d pod(s) kept here as new pods become available, in an order their readiness decides (not predicted)", kept)
 		pred.Conflicts = append(pred.Conflicts, prediction.Conflict{Kind: "Rollout", Name: ref.Name, Message: msg})
