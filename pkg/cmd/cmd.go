@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
+	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/rules"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 	"github.com/scale-preview/scale-preview/pkg/workload"
@@ -56,6 +57,9 @@ type Options struct {
 	printer     printers.ResourcePrinter // nil for the plugin's own formats
 	width       func(io.Writer) int      // the table's width; a test seam
 	ctx         context.Context          // cancelled by Ctrl-C; nil in tests that call run
+	detected    *prediction.RulesInfo    // the live rules' version, once decided
+
+	desiredOptions // --desired (desired.go)
 }
 
 // NewOptions returns Options with kubectl's standard config and print flags.
@@ -122,6 +126,8 @@ func (o *Options) addFlags(c *cobra.Command) {
 	fl.StringSliceVar(&o.Target, "target", nil, "Pods that should die: print the pod-deletion-cost annotations that make the controller pick them.")
 	fl.StringVar(&o.TargetNode, "target-node", "", "Prefer victims on this node: print the annotations that make the controller pick them.")
 	fl.BoolVar(&o.ShowVersion, "version", false, "Print the plugin's version and the supported Kubernetes rule versions (-o json or yaml for a document).")
+	o.addDesiredFlags(fl)
+	o.addWatchFlags(fl)
 	o.configFlags.AddFlags(c.PersistentFlags())
 }
 
@@ -169,6 +175,12 @@ var errUncertain = errors.New("some pods' fates are left to chance (--fail-if-un
 // and the printer.
 func (o *Options) Complete(c *cobra.Command, args []string) error {
 	o.replicasSet = c.Flags().Changed("replicas")
+	if err := o.validateWatch(); err != nil {
+		return err
+	}
+	if o.Desired {
+		return o.completeDesired(args)
+	}
 	arg, err := parseArgs(args)
 	if err != nil {
 		return err
@@ -194,7 +206,7 @@ func (o *Options) Complete(c *cobra.Command, args []string) error {
 	return o.completeRules()
 }
 
-func (o *Options) offline() bool { return len(o.Filenames) > 0 }
+func (o *Options) offline() bool { return len(o.Filenames) > 0 && !o.Desired }
 
 // resolve maps the type with the built-in kinds first: they are the same
 // on every cluster, and a kind the plugin does not model is refused without
@@ -283,6 +295,9 @@ func (o *Options) completePrinter() error {
 
 // Validate checks the replica count and the rule version.
 func (o *Options) Validate() error {
+	if o.Desired {
+		return o.validateRules()
+	}
 	if !o.replicasSet {
 		return withCode(ExitUsage, "--replicas is required, e.g. kubectl scale-preview deploy/web --replicas=3 (for hpa/NAME it is optional)")
 	}

@@ -22,6 +22,13 @@ const example = `  # Which pods would die if deploy/web were scaled to 3, and wh
   kubectl scale-preview deploy/web --replicas=3 -o json --fail-if-uncertain
   kubectl scale-preview deploy/web --replicas=3 -o jsonpath='{.victims[*]}'
 
+  # A GitOps change before it merges: the scale-ins that applying these
+  # manifests causes, pods from the cluster (as kubectl diff -f reads them)
+  kubectl scale-preview --desired -f k8s/ -R -n shop
+
+  # Keep the answer current while pods change (Ctrl-C stops)
+  kubectl scale-preview deploy/web --replicas=3 --watch
+
   # Offline, from saved objects (files, directories, -R, or - for stdin),
   # with the rules of Kubernetes 1.27
   kubectl get deploy,rs,pods -n shop -o yaml > snap.yaml

@@ -155,6 +155,11 @@ func TestBadInputMatrix(t *testing.T) {
 	variant := func(edit func([]map[string]any) []map[string]any, extra ...string) func(*testing.T) []string {
 		return func(t *testing.T) []string { return off(snapshotVariant(t, edit), extra...) }
 	}
+	desiredFile := func(s string, extra ...string) func(*testing.T) []string {
+		return func(t *testing.T) []string {
+			return append([]string{"--desired", "-f", writeFile(t, s), "--kube-version", "1.37", "--now", liveNowFlag}, extra...)
+		}
+	}
 	content := func(s string, extra ...string) func(*testing.T) []string {
 		return func(t *testing.T) []string { return off(writeFile(t, s), extra...) }
 	}
@@ -219,6 +224,21 @@ func TestBadInputMatrix(t *testing.T) {
 		{name: "untrusted certificate", args: static("deploy/api", "-n", "prod", "--replicas=1", "--kube-version", "1.37", "--insecure-skip-tls-verify=false", "--certificate-authority", "/dev/null"), live: true, code: ExitUnreachable, words: []string{"certificate"}},
 		{name: "unreachable server", args: static("deploy/api", "-n", "prod", "--replicas=1", "--kube-version", "1.37", "--server", "https://127.0.0.1:1"), live: true, code: ExitUnreachable, words: []string{"cannot reach"}},
 		{name: "live object not found", args: static("deploy/nope", "-n", "prod", "--replicas=1", "--kube-version", "1.37"), live: true, code: ExitNotFound, words: []string{"nope"}},
+		// --desired: manifests against the live cluster (gitops.md).
+		{name: "desired manifest for another namespace", args: desiredFile(desiredAPI("2", "api:2"), "-n", "staging"), live: true, code: ExitUsage, words: []string{`the namespace from the provided object "prod" does not match the namespace "staging"`, "--namespace=prod"}},
+		{name: "desired without -f", args: static("--desired", "-n", "prod"), live: true, code: ExitUsage, words: []string{"-f FILE"}},
+		{name: "desired with --replicas", args: desiredFile(desiredAPI("2", "api:2"), "--replicas=1"), live: true, code: ExitUsage, words: []string{"--replicas", "--desired"}},
+		{name: "desired with an object", args: desiredFile(desiredAPI("2", "api:2"), "deploy/api"), live: true, code: ExitUsage, words: []string{"deploy/api"}},
+		{name: "desired malformed manifest", args: desiredFile("kind: [\n"), live: true, code: ExitBadFile},
+		{name: "desired replicas not a number", args: desiredFile(strings.Replace(desiredAPI("2", "api:2"), "replicas: 2", "replicas: many", 1)), live: true, code: ExitBadFile},
+		{name: "desired missing file", args: static("--desired", "-f", "/nonexistent/deploy.yaml"), live: true, code: ExitBadFile, words: []string{"/nonexistent/deploy.yaml"}},
+		{name: "desired workload not created yet", args: desiredFile(strings.ReplaceAll(desiredAPI("1", "x"), "name: api\n", "name: fresh\n")), live: true, code: ExitOK},
+		{name: "desired manifest without workload", args: desiredFile(desiredService), live: true, code: ExitOK},
+		// --watch (watch.md).
+		{name: "watch with offline -f", args: static(off(example, "--replicas=3", "--watch")...), code: ExitUsage, words: []string{"--watch", "-f"}},
+		{name: "watch with --desired", args: desiredFile(desiredAPI("2", "api:2"), "--watch"), live: true, code: ExitUsage, words: []string{"--watch", "--desired"}},
+		{name: "watch with --now", args: static("deploy/api", "-n", "prod", "--replicas=1", "--watch", "--now", liveNowFlag), live: true, code: ExitUsage, words: []string{"--watch", "--now"}},
+		{name: "watch with --fail-if-uncertain", args: static("deploy/api", "-n", "prod", "--replicas=1", "--watch", "--fail-if-uncertain"), live: true, code: ExitUsage, words: []string{"--watch", "--fail-if-uncertain"}},
 		// Scale-ups answer at once, whatever the size.
 		{name: "scale-up to the int32 maximum", args: static(off(example, "--replicas=2147483647")...), code: ExitOK, process: true, other: true},
 		{name: "ReplicaSet scale-up to the int32 maximum", args: static("-f", example, "rs/web-7d9f8c6b5", "-n", "shop", "--replicas=2147483647"), code: ExitOK, process: true},

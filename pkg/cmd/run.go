@@ -15,32 +15,20 @@ import (
 
 // Run reads the snapshot, predicts and prints.
 func (o *Options) Run(ctx context.Context) error {
+	if o.Desired {
+		return o.runDesired(ctx)
+	}
+	if o.Watch {
+		return o.runWatch(ctx)
+	}
 	snap, info, err := o.load(ctx)
 	if err != nil {
 		return err
 	}
-	check, err := complete.Check(snap, o.ref, !o.offline())
+	pred, err := o.predict(snap, info, o.ref, o.Replicas)
 	if err != nil {
 		return err
 	}
-	rs, err := rules.For(o.minor, o.gates)
-	if err != nil {
-		return withCode(ExitUsage, "%v", err)
-	}
-	wo := workload.Options{Rules: rs, Now: o.now, Seed: 1}
-	pred, err := workload.Predict(snap, o.ref, o.Replicas, wo)
-	if err != nil {
-		return err
-	}
-	check.Apply(pred)
-	runbook.Analyze(snap, o.ref, pred)
-	if req := (runbook.Request{Spare: o.Spare, Target: o.Target, TargetNode: o.TargetNode}); !req.Empty() {
-		if pred.Steering, err = runbook.Steer(snap, o.ref, o.Replicas, wo, pred, req); err != nil {
-			return withCode(ExitUsage, "%v", err) // a *runbook.RequestError
-		}
-	}
-	pred.Rules.VersionSource, pred.Rules.VersionDetail = info.VersionSource, info.VersionDetail
-	pred.Warnings = workload.Dedupe(append(pred.Warnings, snap.Notes...))
 	if err := o.print(pred); err != nil {
 		return err
 	}
@@ -48,6 +36,34 @@ func (o *Options) Run(ctx context.Context) error {
 		return uncertainError(pred)
 	}
 	return nil
+}
+
+// predict runs the model for ref at replicas on snap, with the checks,
+// the runbook answers and the steering around it.
+func (o *Options) predict(snap *snapshot.Snapshot, info prediction.RulesInfo, ref snapshot.Ref, replicas int32) (*prediction.Prediction, error) {
+	check, err := complete.Check(snap, ref, !o.offline())
+	if err != nil {
+		return nil, err
+	}
+	rs, err := rules.For(o.minor, o.gates)
+	if err != nil {
+		return nil, withCode(ExitUsage, "%v", err)
+	}
+	wo := workload.Options{Rules: rs, Now: o.now, Seed: 1}
+	pred, err := workload.Predict(snap, ref, replicas, wo)
+	if err != nil {
+		return nil, err
+	}
+	check.Apply(pred)
+	runbook.Analyze(snap, ref, pred)
+	if req := (runbook.Request{Spare: o.Spare, Target: o.Target, TargetNode: o.TargetNode}); !req.Empty() {
+		if pred.Steering, err = runbook.Steer(snap, ref, replicas, wo, pred, req); err != nil {
+			return nil, withCode(ExitUsage, "%v", err) // a *runbook.RequestError
+		}
+	}
+	pred.Rules.VersionSource, pred.Rules.VersionDetail = info.VersionSource, info.VersionDetail
+	pred.Warnings = workload.Dedupe(append(pred.Warnings, snap.Notes...))
+	return pred, nil
 }
 
 func (o *Options) print(pred *prediction.Prediction) error {
@@ -79,24 +95,38 @@ func (o *Options) load(ctx context.Context) (*snapshot.Snapshot, prediction.Rule
 		o.minor = rules.Newest
 		return snap, prediction.RulesInfo{VersionSource: "default", VersionDetail: "offline: the newest supported version; choose with --kube-version"}, nil
 	}
-	if err := o.connect(); err != nil {
-		return nil, flagInfo, err
-	}
-	info := flagInfo
-	if o.minor == 0 {
-		kv, err := source.DetectVersion(ctx, o.client)
-		if err != nil {
-			return nil, info, err
-		}
-		if o.minor, err = rules.ParseMinor(kv.Version); err != nil {
-			return nil, info, err
-		}
-		info = prediction.RulesInfo{VersionSource: kv.Source, VersionDetail: kv.Detail}
-		if o.minor < rules.Oldest || o.minor > rules.Newest {
-			return nil, info, withCode(ExitUsage, "the cluster runs Kubernetes %s, outside the supported 1.%d-1.%d; choose the rules explicitly with --kube-version", kv.Version, rules.Oldest, rules.Newest)
-		}
+	info, err := o.liveRules(ctx)
+	if err != nil {
+		return nil, info, err
 	}
 	live := &source.Live{Client: o.client}
 	snap, err := live.Load(ctx, o.ref)
 	return snap, info, err
+}
+
+// liveRules connects and decides the rules' version: the flag's, or the
+// cluster's. It asks the cluster once per run.
+func (o *Options) liveRules(ctx context.Context) (prediction.RulesInfo, error) {
+	info := prediction.RulesInfo{VersionSource: "flag", VersionDetail: "--kube-version " + o.KubeVersion}
+	if err := o.connect(); err != nil {
+		return info, err
+	}
+	if o.detected != nil {
+		return *o.detected, nil
+	}
+	if o.minor == 0 {
+		kv, err := source.DetectVersion(ctx, o.client)
+		if err != nil {
+			return info, err
+		}
+		if o.minor, err = rules.ParseMinor(kv.Version); err != nil {
+			return info, err
+		}
+		info = prediction.RulesInfo{VersionSource: kv.Source, VersionDetail: kv.Detail}
+		if o.minor < rules.Oldest || o.minor > rules.Newest {
+			return info, withCode(ExitUsage, "the cluster runs Kubernetes %s, outside the supported 1.%d-1.%d; choose the rules explicitly with --kube-version", kv.Version, rules.Oldest, rules.Newest)
+		}
+	}
+	o.detected = &info
+	return info, nil
 }

@@ -22,6 +22,7 @@ var Scheme = newScheme()
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	s.AddKnownTypeWithName(GroupVersion.WithKind(Kind), &Prediction{})
+	s.AddKnownTypeWithName(GroupVersion.WithKind(ListKind), &List{})
 	return s
 }
 

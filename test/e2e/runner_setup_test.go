@@ -60,6 +60,9 @@ func (r *scenarioRun) createWorkload(ctx context.Context, replicas int32) error 
 
 // setReplicas scales the workload as admin by patching spec.replicas.
 func (r *scenarioRun) setReplicas(ctx context.Context, n int32) error {
+	if r.sc.desiredApply != nil && n == r.sc.target {
+		return r.sc.desiredApply(ctx, r)
+	}
 	c := env.cp.admin
 	patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, n))
 	var err error

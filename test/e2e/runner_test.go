@@ -43,6 +43,10 @@ type scenario struct {
 	extraStates []podState
 	sidecar     bool
 
+	// desiredApply, if set, makes the scale-in itself (kubectl apply of a
+	// desired manifest) instead of patching spec.replicas.
+	desiredApply func(ctx context.Context, r *scenarioRun) error
+
 	// Deployment
 	maxSurge, maxUnavailable *intstr.IntOrString
 	rollout                  bool // change the pod template once the initial pods have their states

@@ -1,0 +1,465 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/scale-preview/scale-preview/pkg/prediction"
+	"github.com/scale-preview/scale-preview/pkg/snapshot"
+)
+
+// watchQuiet is how long the watch waits after a change for the next one
+// before it predicts again: a rollout step or a scale moves many pods in a
+// burst, and one prediction after the burst is enough. watchMaxDelay
+// bounds the wait when changes never stop. (Variables: tests shorten them.)
+var watchQuiet, watchMaxDelay = 500 * time.Millisecond, 5 * time.Second
+
+func (o *Options) addWatchFlags(fl *pflag.FlagSet) {
+	fl.BoolVarP(&o.Watch, "watch", "w", false, "Keep the prediction current: watch the workload and its pods, and print it again (with the time and what changed) whenever its victims or their certainty change, until Ctrl-C.")
+}
+
+// validateWatch refuses what has no meaning in a watch.
+func (o *Options) validateWatch() error {
+	switch {
+	case !o.Watch:
+		return nil
+	case len(o.Filenames) > 0 && !o.Desired:
+		return withCode(ExitUsage, "--watch watches the cluster; it cannot be used with -f files (an offline snapshot does not change)")
+	case o.Desired:
+		return withCode(ExitUsage, "--watch previews one workload: name it as TYPE/NAME --replicas=N instead of --desired")
+	case o.Now != "":
+		return withCode(ExitUsage, "--watch predicts at the current time at each change; it cannot be used with --now")
+	case o.FailIfUncertain:
+		return withCode(ExitUsage, "--watch runs until Ctrl-C and has no single answer for --fail-if-uncertain")
+	}
+	return nil
+}
+
+// runWatch prints the prediction, then again whenever the victims or their
+// certainty change, until ctx ends (Ctrl-C): that is a clean stop.
+func (o *Options) runWatch(ctx context.Context) error {
+	snap, info, err := o.load(ctx)
+	if err != nil {
+		return err
+	}
+	pred, err := o.predict(snap, info, o.ref, o.Replicas)
+	if err != nil {
+		return err
+	}
+	sel, err := watchSelector(snap, o.ref)
+	if err != nil {
+		return err
+	}
+	w := &watchLoop{
+		client: o.client, ref: o.ref, pods: sel, quiet: watchQuiet, maxDelay: watchMaxDelay,
+		predict: func(ctx context.Context) (*prediction.Prediction, error) {
+			o.now = time.Now()
+			snap, info, err := o.load(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return o.predict(snap, info, o.ref, o.Replicas)
+		},
+		emit: o.emitWatched,
+		warn: func(err error) {
+			_, msg := classify(err)
+			fmt.Fprintf(o.ErrOut, "%s: %s (the watch goes on)\n", time.Now().UTC().Format(time.RFC3339), msg)
+		},
+	}
+	if err := o.emitWatched(pred, []string{"first prediction"}, o.now); err != nil {
+		return err
+	}
+	return w.run(ctx, pred)
+}
+
+// emitWatched prints one prediction of the watch. Tables get a line with
+// the time and what changed; documents (-o json, yaml, name, ...) follow
+// each other on stdout and the line goes to stderr, so that stdout stays a
+// stream of documents.
+func (o *Options) emitWatched(pred *prediction.Prediction, changes []string, at time.Time) error {
+	line := fmt.Sprintf("=== %s: %s ===", at.UTC().Format(time.RFC3339), strings.Join(changes, "; "))
+	switch {
+	case o.printer != nil || *o.PrintFlags.OutputFormat == "name":
+		fmt.Fprintln(o.ErrOut, line)
+	default:
+		fmt.Fprintln(o.Out, line)
+	}
+	if err := o.print(pred); err != nil {
+		return err
+	}
+	if o.printer == nil && *o.PrintFlags.OutputFormat != "name" {
+		fmt.Fprintln(o.Out)
+	}
+	return nil
+}
+
+// watchSelector is the label selector of the pods whose changes can change
+// the prediction: the workload's pods, and for a ReplicaSet of a
+// Deployment its siblings' too (they count toward ranks).
+func watchSelector(s *snapshot.Snapshot, ref snapshot.Ref) (labels.Selector, error) {
+	if ref.Kind == snapshot.HorizontalPodAutoscaler {
+		for _, h := range s.HPAs {
+			if h.Name == ref.Name {
+				if t, ok := snapshot.AutoscalerTarget(h); ok {
+					return watchSelector(s, t)
+				}
+			}
+		}
+		return labels.Everything(), nil
+	}
+	var ls *metav1.LabelSelector
+	switch ref.Kind {
+	case snapshot.Deployment:
+		for _, d := range s.Deployments {
+			if d.Name == ref.Name {
+				ls = d.Spec.Selector
+			}
+		}
+	case snapshot.ReplicaSet:
+		for _, rs := range s.ReplicaSets {
+			if rs.Name == ref.Name {
+				ls = rs.Spec.Selector
+			}
+		}
+	case snapshot.StatefulSet:
+		for _, st := range s.StatefulSets {
+			if st.Name == ref.Name {
+				ls = st.Spec.Selector
+			}
+		}
+	case snapshot.ReplicationController:
+		for _, rc := range s.ReplicationControllers {
+			if rc.Name == ref.Name {
+				return labels.SelectorFromSet(rc.Spec.Selector), nil
+			}
+		}
+	}
+	if ls == nil {
+		return labels.Everything(), nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		return nil, err
+	}
+	// Siblings differ only by pod-template-hash.
+	reqs, _ := sel.Requirements()
+	out := labels.NewSelector()
+	for _, r := range reqs {
+		if r.Key() == appsv1.DefaultDeploymentUniqueLabelKey && r.Operator() != selection.DoesNotExist {
+			continue
+		}
+		out = out.Add(r)
+	}
+	return out, nil
+}
+
+// watchLoop re-predicts when the watched objects change. The informers
+// only say when: each prediction reads the cluster afresh (source.Live,
+// which re-reads until the workload held still), because the caches of
+// different resources are never one consistent moment. Informers relist
+// after a watch expires (410 Gone) and reconnect after errors, as client-go
+// does for controllers. Their caches hold only each object's name and
+// resourceVersion, so memory follows the number of pods, not the run time.
+type watchLoop struct {
+	client   kubernetes.Interface
+	ref      snapshot.Ref
+	pods     labels.Selector
+	quiet    time.Duration
+	maxDelay time.Duration
+	predict  func(context.Context) (*prediction.Prediction, error)
+	emit     func(p *prediction.Prediction, changes []string, at time.Time) error
+	warn     func(error)
+	now      func() time.Time // a test seam; time.Now by default
+}
+
+func (w *watchLoop) run(ctx context.Context, last *prediction.Prediction) error {
+	if w.now == nil {
+		w.now = time.Now
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	kick := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	}
+	var mu sync.Mutex
+	lastErr := ""
+	for _, inf := range w.informers() {
+		// A watch that fails (forbidden, the server gone) says so once on
+		// stderr instead of client-go's log lines; expiry and EOF are the
+		// informer's routine and say nothing.
+		_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || ctx.Err() != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err.Error() != lastErr {
+				lastErr = err.Error()
+				w.warn(fmt.Errorf("watch: %w", err))
+			}
+		})
+		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { signal() },
+			UpdateFunc: func(any, any) { signal() },
+			DeleteFunc: func(any) { signal() },
+		})
+		go inf.RunWithContext(ctx)
+	}
+	for {
+		// Age-based rules change the answer at stableUntil without any
+		// object changing: predict again then.
+		var stable <-chan time.Time
+		var timer *time.Timer
+		if last != nil && last.StableUntil != nil {
+			timer = time.NewTimer(max(last.StableUntil.Sub(w.now())+time.Second, 0))
+			stable = timer.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-kick:
+			w.settle(ctx, kick)
+		case <-stable:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		pred, err := w.predict(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			w.warn(err)
+			continue
+		}
+		if changes := predictionChanges(last, pred); len(changes) > 0 {
+			if err := w.emit(pred, changes, w.now()); err != nil {
+				return err
+			}
+		}
+		last = pred
+	}
+}
+
+// settle waits until no change came for quiet, or maxDelay passed.
+func (w *watchLoop) settle(ctx context.Context, kick <-chan struct{}) {
+	deadline := time.NewTimer(w.maxDelay)
+	defer deadline.Stop()
+	for {
+		quiet := time.NewTimer(w.quiet)
+		select {
+		case <-ctx.Done():
+		case <-deadline.C:
+		case <-quiet.C:
+		case <-kick:
+			quiet.Stop()
+			continue
+		}
+		quiet.Stop()
+		return
+	}
+}
+
+// informers watch the pods (by the workload's selector), the workload
+// itself and, for a Deployment, its ReplicaSets; for an autoscaler also
+// the autoscaler.
+func (w *watchLoop) informers() []cache.SharedIndexInformer {
+	ns, c := w.ref.Namespace, w.client
+	byName := func(name string) func(*metav1.ListOptions) {
+		return func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+		}
+	}
+	podSel := func(o *metav1.ListOptions) { o.LabelSelector = w.pods.String() }
+	out := []cache.SharedIndexInformer{
+		newTrigger(c, &corev1.Pod{}, podSel,
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return c.CoreV1().Pods(ns).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return c.CoreV1().Pods(ns).Watch(ctx, o)
+			}),
+	}
+	ref := w.ref
+	if ref.Kind == snapshot.HorizontalPodAutoscaler {
+		out = append(out, newTrigger(c, &autoscalingv2.HorizontalPodAutoscaler{}, byName(ref.Name),
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return c.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return c.AutoscalingV2().HorizontalPodAutoscalers(ns).Watch(ctx, o)
+			}))
+		return out // the target's pods are watched; its spec moves with the autoscaler's status
+	}
+	apps := c.AppsV1()
+	switch ref.Kind {
+	case snapshot.Deployment:
+		out = append(out,
+			newTrigger(c, &appsv1.Deployment{}, byName(ref.Name),
+				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+					return apps.Deployments(ns).List(ctx, o)
+				},
+				func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+					return apps.Deployments(ns).Watch(ctx, o)
+				}),
+			newTrigger(c, &appsv1.ReplicaSet{}, podSel,
+				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+					return apps.ReplicaSets(ns).List(ctx, o)
+				},
+				func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+					return apps.ReplicaSets(ns).Watch(ctx, o)
+				}))
+	case snapshot.ReplicaSet:
+		out = append(out, newTrigger(c, &appsv1.ReplicaSet{}, byName(ref.Name),
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return apps.ReplicaSets(ns).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return apps.ReplicaSets(ns).Watch(ctx, o)
+			}))
+	case snapshot.StatefulSet:
+		out = append(out, newTrigger(c, &appsv1.StatefulSet{}, byName(ref.Name),
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return apps.StatefulSets(ns).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return apps.StatefulSets(ns).Watch(ctx, o)
+			}))
+	case snapshot.ReplicationController:
+		out = append(out, newTrigger(c, &corev1.ReplicationController{}, byName(ref.Name),
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return c.CoreV1().ReplicationControllers(ns).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return c.CoreV1().ReplicationControllers(ns).Watch(ctx, o)
+			}))
+	}
+	return out
+}
+
+// newTrigger is an informer whose cache keeps only each object's name,
+// namespace and resourceVersion: it exists to say that something changed.
+func newTrigger(client any, example runtime.Object, tweak func(*metav1.ListOptions),
+	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.SharedIndexInformer {
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			tweak(&o)
+			return list(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			tweak(&o)
+			return watchFn(ctx, o)
+		},
+	}
+	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client), example, 0, cache.Indexers{})
+	_ = inf.SetTransform(func(obj any) (any, error) {
+		m, err := metaOnly(obj)
+		if err != nil {
+			return obj, nil
+		}
+		return m, nil
+	})
+	return inf
+}
+
+func metaOnly(obj any) (*metav1.PartialObjectMetadata, error) {
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		return m, nil
+	}
+	a, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, fmt.Errorf("not an object")
+	}
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: a.GetName(), Namespace: a.GetNamespace(), ResourceVersion: a.GetResourceVersion(), UID: a.GetUID()}}, nil
+}
+
+// predictionChanges says what differs between two predictions in what the
+// watch reports: the victims (and their order) and the certainty, of the
+// whole and of each pod's fate. Nil when nothing of that changed.
+func predictionChanges(was, now *prediction.Prediction) []string {
+	var out []string
+	if was == nil {
+		return []string{"first prediction"}
+	}
+	gone, added := diffNames(was.Victims, now.Victims)
+	if len(added) > 0 {
+		out = append(out, "now deleted: "+strings.Join(added, ", "))
+	}
+	if len(gone) > 0 {
+		out = append(out, "no longer deleted: "+strings.Join(gone, ", "))
+	}
+	if len(out) == 0 && !slices.Equal(was.Victims, now.Victims) {
+		out = append(out, "deletion order changed: "+strings.Join(now.Victims, ", "))
+	}
+	if was.Certain != now.Certain {
+		out = append(out, fmt.Sprintf("certain: %v -> %v", was.Certain, now.Certain))
+	}
+	// A pod whose fate stayed but whose certainty moved.
+	before := make(map[string]int, len(was.Pods))
+	for i := range was.Pods {
+		before[was.Pods[i].Name] = i
+	}
+	var moved []string
+	for _, pod := range now.Pods {
+		if i, ok := before[pod.Name]; ok && was.Pods[i].Fate == pod.Fate && was.Pods[i].Certain != pod.Certain {
+			moved = append(moved, pod.Name+" "+certainWord(pod.Certain))
+		}
+	}
+	if len(moved) > 0 {
+		out = append(out, "certainty changed: "+strings.Join(moved, ", "))
+	}
+	return out
+}
+
+func certainWord(c bool) string {
+	if c {
+		return "now certain"
+	}
+	return "now left to chance"
+}
+
+func diffNames(a, b []string) (onlyA, onlyB []string) {
+	inA, inB := make(map[string]bool, len(a)), make(map[string]bool, len(b))
+	for _, x := range a {
+		inA[x] = true
+	}
+	for _, x := range b {
+		inB[x] = true
+		if !inA[x] {
+			onlyB = append(onlyB, x)
+		}
+	}
+	for _, x := range a {
+		if !inB[x] {
+			onlyA = append(onlyA, x)
+		}
+	}
+	return onlyA, onlyB
+}
