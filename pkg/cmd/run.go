@@ -15,6 +15,9 @@ import (
 
 // Run reads the snapshot, predicts and prints.
 func (o *Options) Run(ctx context.Context) error {
+	if o.ref.Kind == snapshot.Node {
+		return o.runNode(ctx)
+	}
 	snap, info, err := o.load(ctx)
 	if err != nil {
 		return err

@@ -86,10 +86,13 @@ type Candidate struct {
 	EvictProbability float64 `json:"evictProbability"`
 	Certain          bool    `json:"certain"`
 	// GracePeriodSeconds is what the kubelet gives it if evicted.
-	GracePeriodSeconds *int64    `json:"gracePeriodSeconds,omitempty"`
-	Signal             string    `json:"signal,omitempty"`
-	DecidedBy          *Decision `json:"decidedBy,omitempty"`
-	Never              string    `json:"neverEvicted,omitempty"`
+	GracePeriodSeconds *int64 `json:"gracePeriodSeconds,omitempty"`
+	// GraceAlternatives lists every grace period it may get when map
+	// order decides between a hard and a soft threshold.
+	GraceAlternatives []int64   `json:"gracePeriodAlternatives,omitempty"`
+	Signal            string    `json:"signal,omitempty"`
+	DecidedBy         *Decision `json:"decidedBy,omitempty"`
+	Never             string    `json:"neverEvicted,omitempty"`
 }
 
 // LocalStorage is a pod evicted whatever the pressure.

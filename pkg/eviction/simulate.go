@@ -283,7 +283,13 @@ func (s *simulation) run() {
 					s.acc[c][step] += pc / float64(len(s.members[c]))
 					rep := s.pods[s.members[c][st.evicted[c]]]
 					for _, i := range s.members[c] {
-						s.grace[i][s.graceFor(t, rep)] = true
+						// With hard and soft memory thresholds met, map
+						// order picks the one acted on: either grace.
+						for _, a := range act {
+							if a.Signal.isMemory() == t.Signal.isMemory() && (t.Signal.isMemory() || a.Signal == t.Signal) {
+								s.grace[i][s.graceFor(a, rep)] = true
+							}
+						}
 					}
 					ns := &simState{evicted: slices.Clone(st.evicted), prob: pc, obs: s.free(st.obs, rep), prev: act}
 					ns.evicted[c]++
@@ -398,7 +404,7 @@ func (s *simulation) fill(res *Result) {
 			g := gs[0]
 			c.GracePeriodSeconds = &g
 			if len(gs) > 1 {
-				c.Certain = false
+				c.GraceAlternatives = gs
 			}
 		}
 		if c.Step > 0 {
