@@ -234,6 +234,9 @@ func (s *simulation) run() {
 	}
 	s.firstActive = s.active(s.obs0, nil)
 	if len(violators) > 0 {
+		// synchronize records the thresholds met before it evicts for
+		// local storage: the next sync still owes their minimum reclaim.
+		st.prev = s.firstActive
 		for _, i := range violators {
 			c := s.classOf[i]
 			// Violation is part of the class key: the whole class goes.
