@@ -82,7 +82,10 @@ type Candidate struct {
 	TieGroup *int `json:"tieGroup,omitempty"`
 	// Step is the sync (1-based) whose single eviction kills it; 0 when it
 	// survives. EvictProbability and Certain say how sure that is.
-	Step             int     `json:"step"`
+	Step int `json:"step"`
+	// PossibleSteps lists the syncs that may evict it when chance decides
+	// (empty when determined).
+	PossibleSteps    []int   `json:"possibleSteps,omitempty"`
 	EvictProbability float64 `json:"evictProbability"`
 	Certain          bool    `json:"certain"`
 	// GracePeriodSeconds is what the kubelet gives it if evicted.

@@ -151,7 +151,10 @@ func (r ranking) compare(a, b *podInfo) (int, Decision) {
 			}
 			return 0, Decision{Rule: RuleTie}
 		}
-		return cmp.Compare(ub, ua), Decision{Rule: RuleProcesses, This: fmt.Sprint(ua), Other: fmt.Sprint(ub), Text: "more processes go first"}
+		if c := cmp.Compare(ub, ua); c != 0 {
+			return c, Decision{Rule: RuleProcesses, This: fmt.Sprint(ua), Other: fmt.Sprint(ub), Text: "more processes go first"}
+		}
+		return 0, Decision{Rule: RuleTie}
 	}
 	if a.Stats == nil || b.Stats == nil {
 		if c, d := noStats(); c != 0 {
@@ -170,7 +173,10 @@ func (r ranking) compare(a, b *podInfo) (int, Decision) {
 		return 0, Decision{Rule: RuleTie}
 	}
 	da, db := ua-oa, ub-ob
-	return cmp.Compare(db, da), Decision{Rule: RuleUsage, This: fmt.Sprint(da), Other: fmt.Sprint(db), Text: "larger usage above its request goes first"}
+	if c := cmp.Compare(db, da); c != 0 {
+		return c, Decision{Rule: RuleUsage, This: fmt.Sprint(da), Other: fmt.Sprint(db), Text: "larger usage above its request goes first"}
+	}
+	return 0, Decision{Rule: RuleTie}
 }
 
 func statsWord(p *podInfo) string {

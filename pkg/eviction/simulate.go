@@ -401,6 +401,9 @@ func (s *simulation) fill(res *Result) {
 			bestStep, bestP = 0, 1-total
 		}
 		c.Step = bestStep
+		if bestP < sure {
+			c.PossibleSteps = slices.Sorted(maps.Keys(probs))
+		}
 		c.EvictProbability = min(max(total, 0), 1)
 		c.Certain = bestP >= sure
 		if gs := slices.Sorted(maps.Keys(s.grace[i])); len(gs) > 0 && total > 0 {

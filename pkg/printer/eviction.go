@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/scale-preview/scale-preview/pkg/eviction"
@@ -93,8 +94,12 @@ func EvictionTable(w io.Writer, p *prediction.Prediction, opt TableOptions) erro
 			cut = fmt.Sprintf("---- cut: %d pod(s) most likely evicted; see below for what is uncertain ----", e.Cut)
 		}
 	}
+	legend := fitLastColumn(&t, opt.width())
 	if err := writeGrid(w, t, cutAfter, cut); err != nil {
 		return err
+	}
+	for _, l := range legend {
+		pw.para(l, "      ")
 	}
 	if len(e.Never) > 0 {
 		pw.blank()
@@ -154,6 +159,9 @@ func fate(c eviction.Candidate) string {
 	if c.Step == 0 {
 		return fmt.Sprintf("stays? %.0f%%", 100*c.EvictProbability)
 	}
+	if n := len(c.PossibleSteps); n > 1 && c.EvictProbability > 0.999999 {
+		return fmt.Sprintf("evict #%d-%d%s", c.PossibleSteps[0], c.PossibleSteps[n-1], g)
+	}
 	return fmt.Sprintf("evict? %.0f%%%s", 100*c.EvictProbability, g)
 }
 
@@ -172,9 +180,9 @@ func whyVsNext(c eviction.Candidate, unit string) string {
 	case eviction.RulePriority:
 		return fmt.Sprintf("priority %s < %s", d.This, d.Other)
 	case eviction.RuleExceeds:
-		return "over its request, next within"
+		return "over request; next within"
 	case eviction.RuleNoStats:
-		return "no stats, next has"
+		return "no stats; next has"
 	}
 	return d.Rule
 }
@@ -246,4 +254,26 @@ func EvictionNames(w io.Writer, p *prediction.Prediction) error {
 		}
 	}
 	return nil
+}
+
+// fitLastColumn moves last-column texts that would run past width into a
+// numbered legend, leaving [n] in the row.
+func fitLastColumn(t *grid, width int) []string {
+	last := len(t.header) - 1
+	used := 0
+	for c := range last {
+		col := twwidth.Width(t.header[c])
+		for _, r := range t.rows {
+			col = max(col, twwidth.Width(r[c]))
+		}
+		used += col + 2
+	}
+	var legend []string
+	for i, r := range t.rows {
+		if twwidth.Width(r[last]) > width-used {
+			legend = append(legend, fmt.Sprintf("[%d] %s", len(legend)+1, r[last]))
+			t.rows[i][last] = fmt.Sprintf("[%d]", len(legend))
+		}
+	}
+	return legend
 }
