@@ -226,4 +226,3 @@ func (o *Options) nodeSummary(snap *snapshot.Snapshot, node *corev1.Node) (*stat
 	}
 	return s, assumed, nil
 }
-

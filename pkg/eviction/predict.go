@@ -93,9 +93,9 @@ type Candidate struct {
 	// GraceAlternatives lists every grace period it may get when map
 	// order decides between a hard and a soft threshold.
 	GraceAlternatives []int64   `json:"gracePeriodAlternatives,omitempty"`
-	Signal            string    `json:"signal,omitempty"`
 	DecidedBy         *Decision `json:"decidedBy,omitempty"`
-	Never             string    `json:"neverEvicted,omitempty"`
+	// Exempt says why the kubelet never evicts it ("" when it may).
+	Exempt string `json:"exempt,omitempty"`
 }
 
 // LocalStorage is a pod evicted whatever the pressure.
@@ -146,7 +146,7 @@ func Predict(in Input) (*Result, error) {
 	if s.Node.NodeName != "" && s.Node.NodeName != in.Node.Name {
 		return nil, &MismatchError{fmt.Sprintf("the stats summary is node %q's, not %q's", s.Node.NodeName, in.Node.Name)}
 	}
-	res := &Result{Node: in.Node.Name, Certain: true, Order: []Candidate{}, Victims: []string{}, Never: []Exempt{}, LocalStorage: []LocalStorage{}}
+	res := &Result{Node: in.Node.Name, Certain: true, Signals: []SignalStatus{}, Order: []Candidate{}, Victims: []string{}, Never: []Exempt{}, LocalStorage: []LocalStorage{}}
 	uncertain := func(format string, a ...any) {
 		res.Certain = false
 		res.Uncertain = append(res.Uncertain, fmt.Sprintf(format, a...))
@@ -242,7 +242,7 @@ func Predict(in Input) (*Result, error) {
 	active := sim.firstActive
 	for _, sig := range AllSignals {
 		o, ok := obs[sig]
-		st := SignalStatus{Signal: string(sig), Unit: sig.Unit(), Observed: ok, Available: o.Available, Capacity: o.Capacity, Assumed: o.Assumed, Condition: sig.Condition()}
+		st := SignalStatus{Signal: string(sig), Unit: sig.Unit(), Observed: ok, Available: o.Available, Capacity: o.Capacity, Assumed: o.Assumed, Condition: sig.Condition(), Thresholds: []ThresholdStatus{}}
 		for _, t := range ths {
 			if t.Signal != sig {
 				continue

@@ -376,7 +376,7 @@ func (s *simulation) fill(res *Result) {
 			req = p.InodeRequest
 		}
 		c := Candidate{Pod: p.Name, UID: string(p.Pod.UID), QOSClass: p.QOS, Priority: p.Priority, Usage: use, Request: req,
-			InStats: p.Stats != nil, Position: j + 1, Never: p.Critical}
+			InStats: p.Stats != nil, Position: j + 1, Exempt: p.Critical}
 		if size[groups[j]] > 1 {
 			g := groups[j]
 			c.TieGroup = &g

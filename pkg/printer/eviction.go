@@ -137,7 +137,7 @@ func EvictionTable(w io.Writer, p *prediction.Prediction, opt TableOptions) erro
 
 func fate(c eviction.Candidate) string {
 	switch {
-	case c.Never != "":
+	case c.Exempt != "":
 		return "never"
 	case c.Step == 0 && c.Certain:
 		return "stays"
