@@ -352,7 +352,11 @@ func (s *simulation) fill(res *Result) {
 		} else {
 			sig = MemoryAvailable
 		}
-		res.Notes = append(res.Notes, fmt.Sprintf("no threshold is met: shown is the order the kubelet would use for %s, the signal nearest its threshold (try --assume %s=...)", sig, sig))
+		if res.UnderPressure && len(s.localStorage) > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("the local-storage evictions free enough: no pod is evicted for pressure; shown is the order the kubelet would use for %s", sig))
+		} else {
+			res.Notes = append(res.Notes, fmt.Sprintf("no threshold is met: shown is the order the kubelet would use for %s, the signal nearest its threshold (try --assume %s=...)", sig, sig))
+		}
 	}
 	r := rankingFor(sig, s.layout)
 	res.Signal, res.Ranking = string(sig), r.String()

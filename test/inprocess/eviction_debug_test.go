@@ -11,7 +11,8 @@ func TestEvictDebug(t *testing.T) {
 	if seed == 0 {
 		t.Skip()
 	}
-	s := evictRandomScenario(uint64(seed), 8)
+	maxPods, _ := strconv.Atoi(os.Getenv("EVICT_MAXPODS"))
+	s := evictRandomScenario(uint64(seed), max(maxPods, 8))
 	for _, p := range s.pods {
 		t.Logf("%+v", p)
 	}
@@ -19,7 +20,9 @@ func TestEvictDebug(t *testing.T) {
 	for _, c := range pred.Order {
 		t.Logf("pred %s pos %d step %d p=%.2f certain=%v use=%d req=%d %+v", c.Pod, c.Position, c.Step, c.EvictProbability, c.Certain, c.Usage, c.Request, c.DecidedBy)
 	}
-	t.Logf("signals %+v", pred.Signals[:2])
+	for _, sg := range pred.Signals {
+		t.Logf("signal %+v", sg)
+	}
 	t.Logf("uncertain %v notes %v", pred.Uncertain, pred.Notes)
 	for run := range 3 {
 		t.Logf("kills %v", evictRun(t, s, uint64(run)))

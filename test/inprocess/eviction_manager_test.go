@@ -442,6 +442,13 @@ func evictRandomScenario(seed uint64, maxPods int) *evictScenario {
 		b, in, xb, xi := s.podDisk(p)
 		nb, ni, ib, ii = nb+b, ni+in, ib+xb, ii+xi
 	}
+	// Room for every pod on every resource, so that only the families
+	// chosen below are under pressure.
+	s.memCap = max(s.memCap, 3*ws)
+	s.allocCap = s.memCap - 512*evictMi
+	s.nodeCap, s.imageCap = max(s.nodeCap, 3*nb), max(s.imageCap, 3*ib)
+	s.nodeICap, s.imageICap = max(s.nodeICap, 3*ni), max(s.imageICap, 3*ii)
+	s.pidMax = max(s.pidMax, 3*procs)
 	// Headroom everywhere first, then pressure on one or two families.
 	s.memOther, s.nodeOther, s.imageOther, s.nodeIOther, s.imageIOther, s.pidOther = 0, 0, 0, 0, 0, 100
 	s.hard["memory.available"] = "100Mi"
@@ -493,13 +500,9 @@ func evictRandomScenario(seed uint64, maxPods int) *evictScenario {
 				}
 			}
 		case "pid":
-			T := int64(500) // 5% of 10000
+			T := s.pidMax * 5 / 100
 			avail := max(T-int64(frac*float64(procs)), 1)
 			s.pidOther = s.pidMax - avail - procs
-			if s.pidOther < 0 {
-				s.pidMax, s.pidOther = s.pidMax-s.pidOther, 0
-				s.hard["pid.available"] = fmt.Sprint(T)
-			}
 		case "nodefs", "imagefs":
 			capacity, total := s.nodeCap, nb
 			if f == "imagefs" {
