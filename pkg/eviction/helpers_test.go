@@ -53,7 +53,7 @@ func (n *testNode) add(p *v1.Pod, ws int64) {
 		Memory: &statsapi.MemoryStats{WorkingSetBytes: u(ws)}})
 }
 
-func (n *testNode) input(t *testing.T, hard map[string]string) Input {
+func (n *testNode) input(t testing.TB, hard map[string]string) Input {
 	t.Helper()
 	r := rules.Defaults(37)
 	cfg, err := ConfigFrom(&KubeletConfiguration{EvictionHard: hard}, r.Kubelet)

@@ -61,6 +61,9 @@ func readFiles(names []string, stdin io.Reader, defaultNamespace string, whole b
 			return nil, err
 		}
 	}
+	if whole && len(s.Nodes)+len(s.Kubelet.Summaries)+len(s.Kubelet.Configs) > 0 {
+		return s, nil // a node with no pods is a node preview's honest input
+	}
 	if !usable(s) {
 		return nil, &FileError{Name: displayName(strings.Join(names, ", ")), Err: fmt.Errorf("it holds no Deployment, ReplicaSet, ReplicationController, StatefulSet or Pod")}
 	}
@@ -91,8 +94,10 @@ func readOne(name string, stdin io.Reader, defaultNamespace string, whole bool) 
 		defer f.Close()
 		r = f
 	}
-	if s, ok, err := readIfKubeletDoc(name, data, r); ok {
-		return s, err
+	if whole {
+		if s, ok, err := readIfKubeletDoc(name, data, r); ok {
+			return s, err
+		}
 	}
 	if r != nil {
 		if s, err := streamReadPods(r, defaultNamespace, whole); err == nil && usable(s) {
@@ -188,7 +193,7 @@ func appendAll[T any, PT interface {
 }
 
 func usable(s *snapshot.Snapshot) bool {
-	return len(s.Kubelet.Summaries)+len(s.Kubelet.Configs) > 0 || len(s.Pods)+len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.ReplicationControllers) > 0
+	return len(s.Pods)+len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.ReplicationControllers) > 0
 }
 
 func add(s *snapshot.Snapshot, u *unstructured.Unstructured) error {
