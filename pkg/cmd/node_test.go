@@ -2,10 +2,14 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 const (
@@ -116,5 +120,74 @@ func TestNodeJSONAndName(t *testing.T) {
 	s := cliRun(t, nil, nil, "-f", "../../examples/web.yaml", "deploy/web", "-n", "shop", "--replicas=3", "--now", liveNowFlag, "-o", "json")
 	if strings.Contains(s.stdout, `"eviction"`) {
 		t.Error("a scale-in document has an eviction section")
+	}
+}
+
+// nodeAPI serves worker-1, its pods and (unless forbidden) the kubelet's
+// summary and configz through the node proxy, as the API server does; the
+// metrics API serves the node's memory usage.
+func nodeAPI(t *testing.T, forbidden bool) *fakeAPIServer {
+	t.Helper()
+	f := newFakeAPIServer(t)
+	var list struct {
+		Items []map[string]any `json:"items"`
+	}
+	if err := yaml.Unmarshal([]byte(mustRead(t, nodeFilePath)), &list); err != nil {
+		t.Fatal(err)
+	}
+	node, pods := list.Items[0], list.Items[1:]
+	f.fault = func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		switch r.URL.Path {
+		case "/api/v1/nodes/worker-1":
+			writeJSON(w, node)
+		case "/api/v1/pods":
+			if r.URL.Query().Get("fieldSelector") != "spec.nodeName=worker-1" {
+				status(w, http.StatusBadRequest, "BadRequest", "want the node's field selector")
+				return true
+			}
+			writeJSON(w, map[string]any{"apiVersion": "v1", "kind": "PodList", "metadata": map[string]any{}, "items": pods})
+		case "/api/v1/nodes/worker-1/proxy/stats/summary", "/api/v1/nodes/worker-1/proxy/configz":
+			if forbidden {
+				status(w, http.StatusForbidden, "Forbidden", `nodes "worker-1" is forbidden: cannot get resource "nodes/proxy"`)
+				return true
+			}
+			path := nodeSummaryPath
+			if strings.HasSuffix(r.URL.Path, "configz") {
+				path = nodeConfigzPath
+			}
+			_, _ = w.Write([]byte(mustRead(t, path)))
+		case "/apis/metrics.k8s.io/v1beta1/nodes/worker-1":
+			writeJSON(w, map[string]any{"usage": map[string]any{"memory": "4000Mi", "cpu": "1"}})
+		default:
+			return false
+		}
+		return true
+	}
+	return f
+}
+
+// Live, the same answer as from the saved files; with nodes/proxy
+// forbidden, memory from the metrics API, default thresholds, and an
+// answer marked as assumed (exit 8 with --fail-if-uncertain).
+func TestNodeLive(t *testing.T) {
+	offline := cliRun(t, nil, nil, append(nodeArgs("node/worker-1")(t), "-o", "json")...)
+	live := nodeAPI(t, false).run(true, "node/worker-1", "--now", nodeNow, "-o", "json")
+	wantExit(t, live, ExitOK)
+	var a, b map[string]any
+	if err := json.Unmarshal([]byte(offline.stdout), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(live.stdout), &b); err != nil {
+		t.Fatalf("%v: %s", err, live.stdout)
+	}
+	if fmt.Sprint(a["eviction"]) != fmt.Sprint(b["eviction"]) || fmt.Sprint(a["victims"]) != fmt.Sprint(b["victims"]) {
+		t.Errorf("live and offline differ:\n%v\n%v", a["eviction"], b["eviction"])
+	}
+	denied := nodeAPI(t, true).run(true, "node/worker-1", "--now", nodeNow, "--fail-if-uncertain")
+	wantExit(t, denied, ExitUncertain, "incomplete")
+	for _, want := range []string{"forbidden (needs get on nodes/proxy)", "metrics API", "defaults"} {
+		if !strings.Contains(denied.stdout, want) {
+			t.Errorf("the forbidden answer does not say %q:\n%s", want, denied.stdout)
+		}
 	}
 }
