@@ -184,7 +184,7 @@ func Predict(in Input) (*Result, error) {
 	for _, sig := range slices.Sorted(maps.Keys(in.Assume)) {
 		res.Assumed = append(res.Assumed, fmt.Sprintf("%s=%s (--assume)", sig, in.Assume[sig]))
 	}
-	ths := withContainerFs(in.Config.Thresholds, layout)
+	ths := WithContainerFs(in.Config.Thresholds, layout)
 
 	// Active pods: the kubelet's GetActivePods leaves out finished pods and
 	// pods whose deletion it is already carrying out.

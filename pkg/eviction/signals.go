@@ -316,12 +316,12 @@ func (l Layout) String() string {
 	return "one filesystem"
 }
 
-// withContainerFs is UpdateContainerFsThresholds: each containerfs
+// WithContainerFs is UpdateContainerFsThresholds: each containerfs
 // threshold (hard and soft, bytes and inodes) becomes a copy of nodefs's
 // (one filesystem, or split) or imagefs's (imagefs), overwriting one
 // configured in its place. A copy of a threshold that does not exist is
 // inert in the kubelet (no operator): it is left out here.
-func withContainerFs(ths []Threshold, l Layout) []Threshold {
+func WithContainerFs(ths []Threshold, l Layout) []Threshold {
 	var from, fromInodes Signal
 	switch {
 	case l.ImageFs == l.Split:
