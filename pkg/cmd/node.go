@@ -112,7 +112,7 @@ func (o *Options) runNode(ctx context.Context) error {
 			pods = append(pods, p)
 		}
 	}
-	res, err := eviction.Predict(eviction.Input{Node: node, Pods: pods, Summary: summary, Config: cfg, Rules: rs, Now: o.now, Assume: assume})
+	res, err := eviction.Predict(eviction.Input{Node: node, Pods: pods, Summary: summary, Config: cfg, Rules: rs, Now: o.now, Assume: assume, NoPodStats: assumedSummary != nil})
 	var me *eviction.MismatchError
 	switch {
 	case errors.As(err, &me):

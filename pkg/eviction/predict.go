@@ -29,6 +29,9 @@ type Input struct {
 	MaxSummaryAge time.Duration
 	// Layout overrides the filesystem layout read from the summary.
 	Layout *Layout
+	// NoPodStats: the summary was made up from other sources (nodes/proxy
+	// forbidden) and has no pods; the caller lists what it assumed.
+	NoPodStats bool
 }
 
 // MismatchError is a summary that cannot be this node's.
@@ -214,7 +217,7 @@ func Predict(in Input) (*Result, error) {
 		pi := newPodInfo(p, st, k)
 		pods = append(pods, pi)
 	}
-	if len(missing) > 0 {
+	if len(missing) > 0 && !in.NoPodStats {
 		uncertain("%d running pod(s) are missing from the summary (%s): the kubelet ranks such pods first, but the summary is more likely stale or another node's", len(missing), strings.Join(firstN(missing, 3), ", "))
 	}
 	var extra []string
