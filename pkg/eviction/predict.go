@@ -125,9 +125,11 @@ type Result struct {
 	Ranking       string `json:"ranking"`
 	UnderPressure bool   `json:"underPressure"`
 	// Order is every active pod in the kubelet's order for Signal.
-	Order        []Candidate    `json:"order"`
-	Victims      []string       `json:"victims"` // most likely, in eviction order
-	Cut          int            `json:"cut"`     // pods evicted before every threshold is resolved
+	Order   []Candidate `json:"order"`
+	Victims []string    `json:"victims"` // each more likely evicted than not, in eviction order
+	// Cut is how many pods are evicted before every threshold is resolved
+	// (the expected number, rounded, where chance decides).
+	Cut          int            `json:"cut"`
 	Never        []Exempt       `json:"neverEvicted"`
 	LocalStorage []LocalStorage `json:"localStorage"`
 	// Assumed lists the figures that were not observed.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 )
@@ -426,5 +427,11 @@ func (s *simulation) fill(res *Result) {
 	for _, v := range victims {
 		res.Victims = append(res.Victims, v.name)
 	}
-	res.Cut = len(res.Victims)
+	// The number evicted: certain when every branch evicts as many, even
+	// if chance decides which pods.
+	expected := 0.0
+	for _, c := range res.Order {
+		expected += c.EvictProbability
+	}
+	res.Cut = int(math.Round(expected))
 }

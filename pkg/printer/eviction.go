@@ -74,7 +74,7 @@ func EvictionTable(w io.Writer, p *prediction.Prediction, opt TableOptions) erro
 	}
 	cutAfter := -1
 	for i, c := range e.Order {
-		if c.Step > 0 {
+		if c.EvictProbability > 0 {
 			cutAfter = i
 		}
 		usage := amount(c.Usage, unit)
@@ -91,7 +91,7 @@ func EvictionTable(w io.Writer, p *prediction.Prediction, opt TableOptions) erro
 	if cutAfter >= 0 && cutAfter+1 < len(e.Order) {
 		cut = fmt.Sprintf("---- cut: %d pod(s) evicted, one per sync, until every threshold is back at its target ----", e.Cut)
 		if !e.Certain {
-			cut = fmt.Sprintf("---- cut: %d pod(s) most likely evicted; see below for what is uncertain ----", e.Cut)
+			cut = fmt.Sprintf("---- cut: about %d pod(s) evicted; see Uncertain below ----", e.Cut)
 		}
 	}
 	legend := fitLastColumn(&t, opt.width())
@@ -157,7 +157,7 @@ func fate(c eviction.Candidate) string {
 		return fmt.Sprintf("evict #%d%s", c.Step, g)
 	}
 	if c.Step == 0 {
-		return fmt.Sprintf("stays? %.0f%%", 100*c.EvictProbability)
+		return fmt.Sprintf("evict? %.0f%%", 100*c.EvictProbability)
 	}
 	if n := len(c.PossibleSteps); n > 1 && c.EvictProbability > 0.999999 {
 		return fmt.Sprintf("evict #%d-%d%s", c.PossibleSteps[0], c.PossibleSteps[n-1], g)
