@@ -2,6 +2,7 @@ package inprocess
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -53,7 +54,7 @@ func TestEvictionThresholdsAgainstKubelet(t *testing.T) {
 		}
 		hard, soft, minRe := draw(values, bad["values"], 0.4), draw(values, bad["values"], 0.15), draw(reclaims, bad["reclaims"], 0.15)
 		grace := map[string]string{}
-		for s := range soft {
+		for _, s := range slices.Sorted(maps.Keys(soft)) { // seeded: same draws every run
 			if rng.IntN(30) != 0 { // a soft threshold without grace period is rejected
 				grace[s] = pick(graces, bad["graces"])
 			}
