@@ -44,6 +44,7 @@ type Options struct {
 	Spare           []string
 	Target          []string
 	TargetNode      string
+	Assume          []string // node/NAME: signal=value what-ifs (node.go)
 
 	replicasSet bool
 	recommend   bool // hpa/NAME without --replicas: the autoscaler's next step
@@ -125,6 +126,7 @@ func (o *Options) addFlags(c *cobra.Command) {
 	fl.StringSliceVar(&o.Spare, "spare", nil, "Pods that must survive: print the pod-deletion-cost annotations that make the controller spare them.")
 	fl.StringSliceVar(&o.Target, "target", nil, "Pods that should die: print the pod-deletion-cost annotations that make the controller pick them.")
 	fl.StringVar(&o.TargetNode, "target-node", "", "Prefer victims on this node: print the annotations that make the controller pick them.")
+	fl.StringArrayVar(&o.Assume, "assume", nil, "For node/NAME: take a signal's available value as given, e.g. memory.available=200Mi or nodefs.available=5% (repeatable).")
 	fl.BoolVar(&o.ShowVersion, "version", false, "Print the plugin's version and the supported Kubernetes rule versions (-o json or yaml for a document).")
 	o.addDesiredFlags(fl)
 	o.addWatchFlags(fl)
@@ -297,6 +299,9 @@ func (o *Options) completePrinter() error {
 func (o *Options) Validate() error {
 	if o.Desired {
 		return o.validateRules()
+	}
+	if o.ref.Kind == snapshot.Node {
+		return o.validateNode()
 	}
 	if !o.replicasSet {
 		return withCode(ExitUsage, "--replicas is required, e.g. kubectl scale-preview deploy/web --replicas=3 (for hpa/NAME it is optional)")

@@ -239,6 +239,26 @@ func TestBadInputMatrix(t *testing.T) {
 		{name: "watch with --desired", args: desiredFile(desiredAPI("2", "api:2"), "--watch"), live: true, code: ExitUsage, words: []string{"--watch", "--desired"}},
 		{name: "watch with --now", args: static("deploy/api", "-n", "prod", "--replicas=1", "--watch", "--now", liveNowFlag), live: true, code: ExitUsage, words: []string{"--watch", "--now"}},
 		{name: "watch with --fail-if-uncertain", args: static("deploy/api", "-n", "prod", "--replicas=1", "--watch", "--fail-if-uncertain"), live: true, code: ExitUsage, words: []string{"--watch", "--fail-if-uncertain"}},
+		// Node previews (node_test.go has the files).
+		{name: "node not in the files", args: nodeArgs("node/nope"), code: ExitNotFound, words: []string{"nope"}},
+		{name: "node without pods", args: nodeFiles(t, nodeNoPods, nodeSummaryNoPods, nodeConfigz, "--fail-if-uncertain"), code: ExitOK},
+		{name: "summary of another node", args: nodeFiles(t, nodeFile, strings.Replace(mustRead(t, nodeSummaryPath), `"worker-1"`, `"worker-2"`, 1), nodeConfigz), code: ExitBadFile, words: []string{"worker-2", "stats/summary"}},
+		{name: "malformed summary", args: nodeFiles(t, nodeFile, `{"node": {"nodeName": 3}}`, nodeConfigz), code: ExitBadFile, words: []string{"summary"}},
+		{name: "summary without node name", args: nodeFiles(t, nodeFile, `{"node": {}, "pods": []}`, nodeConfigz), code: ExitBadFile, words: []string{"nodeName"}},
+		{name: "malformed configz", args: nodeFiles(t, nodeFile, mustRead(t, nodeSummaryPath), `{"kubeletconfig": [1]}`), code: ExitBadFile, words: []string{"configz"}},
+		{name: "configz the kubelet rejects", args: nodeFiles(t, nodeFile, mustRead(t, nodeSummaryPath), `{"kubeletconfig": {"evictionHard": {"memory.available": "-1Mi"}}}`), code: ExitBadFile, words: []string{"reject", "must be positive"}},
+		{name: "soft threshold without grace period", args: nodeFiles(t, nodeFile, mustRead(t, nodeSummaryPath), `{"kubeletconfig": {"evictionSoft": {"memory.available": "1Gi"}}}`), code: ExitBadFile, words: []string{"grace period must be specified"}},
+		{name: "containerfs signal before 1.29", args: nodeFiles(t, nodeFile, mustRead(t, nodeSummaryPath), `{"kubeletconfig": {"evictionHard": {"containerfs.available": "10%"}}}`, "--kube-version", "1.28"), code: ExitBadFile, words: []string{"unsupported eviction signal"}},
+		{name: "unknown --assume signal", args: nodeArgs("node/worker-1", "--assume", "memory.free=1Mi"), code: ExitUsage, words: []string{"memory.free"}},
+		{name: "--assume without value", args: nodeArgs("node/worker-1", "--assume", "memory.available"), code: ExitUsage, words: []string{"SIGNAL=VALUE"}},
+		{name: "--assume not a quantity", args: nodeArgs("node/worker-1", "--assume", "memory.available=lots"), code: ExitUsage, words: []string{"lots"}},
+		{name: "--replicas on a node", args: nodeArgs("node/worker-1", "--replicas=3"), code: ExitUsage, words: []string{"--replicas"}},
+		{name: "summary older than --now", args: nodeArgs("node/worker-1", "--now", "2026-01-01T01:00:00Z", "--fail-if-uncertain"), code: ExitUncertain, words: []string{"incomplete"}},
+		{name: "pods missing from the summary", args: nodeFiles(t, nodeFile, nodeSummaryNoPods, nodeConfigz, "--fail-if-uncertain"), code: ExitUncertain, words: []string{"missing from the summary"}},
+		{name: "two configz documents", args: func(t *testing.T) []string {
+			return append(nodeArgs("node/worker-1")(t), "-f", writeNamed(t, "c2.json", nodeConfigz))
+		}, code: ExitBadFile, words: []string{"configz"}},
+		{name: "node files without summary", args: static("-f", nodeFilePath, "node/worker-1"), code: ExitBadFile, words: []string{"stats/summary"}},
 		// Scale-ups answer at once, whatever the size.
 		{name: "scale-up to the int32 maximum", args: static(off(example, "--replicas=2147483647")...), code: ExitOK, process: true, other: true},
 		{name: "ReplicaSet scale-up to the int32 maximum", args: static("-f", example, "rs/web-7d9f8c6b5", "-n", "shop", "--replicas=2147483647"), code: ExitOK, process: true},

@@ -21,6 +21,9 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.Watch {
 		return o.runWatch(ctx)
 	}
+	if o.ref.Kind == snapshot.Node {
+		return o.runNode(ctx)
+	}
 	snap, info, err := o.load(ctx)
 	if err != nil {
 		return err

@@ -36,6 +36,8 @@ func TestOutputMatchesSchema(t *testing.T) {
 		{"autoscaler", false, "", []string{"-f", "../../examples/runbook.yaml", "hpa/web", "-n", "shop", "--now", liveNowFlag}},
 		{"autoscaler-replicas", false, "", []string{"-f", "../../examples/runbook.yaml", "hpa/web", "--replicas=3", "-n", "shop", "--now", liveNowFlag}},
 		{"statefulset", false, stsFile("OrderedReady", 0, "Delete", "0", "1", "2"), []string{"-f", "-", "sts/web", "--replicas=1", "--now", liveNowFlag}},
+		{"node", false, "", []string{"-f", nodeFilePath, "-f", nodeSummaryPath, "-f", nodeConfigzPath, "node/worker-1", "--now", nodeNow}},
+		{"node-what-if", false, "", []string{"-f", nodeFilePath, "-f", nodeSummaryPath, "-f", nodeConfigzPath, "node/worker-1", "--now", nodeNow, "--assume", "nodefs.available=5%"}},
 		{"statefulset-parallel", false, stsFile("Parallel", 2, "Retain", "2", "3", "4"), []string{"-f", "-", "sts/web", "--replicas=1", "--now", liveNowFlag}},
 	}
 	for _, tc := range cases {

@@ -24,6 +24,7 @@ var modelled = map[schema.GroupKind]string{
 	{Group: "apps", Kind: "StatefulSet"}:                    snapshot.StatefulSet,
 	{Group: "", Kind: "ReplicationController"}:              snapshot.ReplicationController,
 	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: kindHPA,
+	{Group: "", Kind: "Node"}:                               snapshot.Node, // node.go
 }
 
 // unsupported explains kinds that have no scale-in victim choice to predict.
@@ -43,6 +44,7 @@ var builtinResources = []*metav1.APIResourceList{
 	{GroupVersion: "v1", APIResources: []metav1.APIResource{
 		apiResource("replicationcontrollers", "ReplicationController", "rc"),
 		apiResource("pods", "Pod", "po"),
+		clusterResource(apiResource("nodes", "Node", "no")),
 	}},
 	{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{
 		apiResource("deployments", "Deployment", "deploy"),
@@ -62,6 +64,8 @@ func apiResource(plural, kind string, short ...string) metav1.APIResource {
 	return metav1.APIResource{Name: plural, SingularName: strings.ToLower(kind), Kind: kind, Namespaced: true,
 		ShortNames: short, Verbs: metav1.Verbs{"get", "list"}}
 }
+
+func clusterResource(r metav1.APIResource) metav1.APIResource { r.Namespaced = false; return r }
 
 // offlineMapper resolves resource arguments without a cluster.
 type offlineMapper struct{ meta.RESTMapper }

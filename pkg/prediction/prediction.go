@@ -56,7 +56,10 @@ type Prediction struct {
 	Steering  *Steering  `json:"steering,omitempty"`
 	// Autoscaler is set when the target is a HorizontalPodAutoscaler.
 	Autoscaler *Autoscaler `json:"autoscaler,omitempty"`
-	Warnings   []string    `json:"warnings"`
+	// Eviction is set when the target is a Node: the kubelet's
+	// node-pressure eviction (eviction.go).
+	Eviction *Eviction `json:"eviction,omitempty"`
+	Warnings []string  `json:"warnings"`
 	// Incomplete says why the input may not show the whole workload at one
 	// moment (status and pods disagree, a change not yet observed, the
 	// workload moved while it was read). Non-empty makes Certain false.

@@ -54,13 +54,17 @@ type gateSpan struct {
 }
 
 var gateHistory = map[string]gateSpan{
-	PodDeletionCost:             {added: 21, defaultOn: 22},
-	LogarithmicScaleDown:        {added: 21, defaultOn: 22, locked: 31, removed: 37},
-	StatefulSetMinReadySeconds:  {added: 22, defaultOn: 23, locked: 25, removed: 27},
-	StatefulSetAutoDeletePVC:    {added: 23, defaultOn: 27, locked: 32, removed: 35},
-	StatefulSetStartOrdinal:     {added: 26, defaultOn: 27, locked: 31, removed: 34},
-	StatefulSetRecreateStrategy: {added: 37},
-	HPAConfigurableTolerance:    {added: 33, defaultOn: 35, locked: 37},
+	PodDeletionCost:                              {added: 21, defaultOn: 22},
+	LogarithmicScaleDown:                         {added: 21, defaultOn: 22, locked: 31, removed: 37},
+	StatefulSetMinReadySeconds:                   {added: 22, defaultOn: 23, locked: 25, removed: 27},
+	StatefulSetAutoDeletePVC:                     {added: 23, defaultOn: 27, locked: 32, removed: 35},
+	StatefulSetStartOrdinal:                      {added: 26, defaultOn: 27, locked: 31, removed: 34},
+	StatefulSetRecreateStrategy:                  {added: 37},
+	HPAConfigurableTolerance:                     {added: 33, defaultOn: 35, locked: 37},
+	KubeletSeparateDiskGC:                        {added: 29, defaultOn: 31},
+	AllowOverwriteTerminationGracePeriodSeconds:  {added: 32, locked: 35, removed: 38},
+	PodLevelResources:                            {added: 32, defaultOn: 34},
+	InPlacePodVerticalScalingMemoryBackedVolumes: {added: 37},
 }
 
 func (h gateSpan) exists(minor int) bool {
@@ -99,6 +103,7 @@ type RuleSet struct {
 	Deployment  DeploymentRules
 	StatefulSet StatefulSetRules
 	Autoscaler  AutoscalerRules
+	Kubelet     KubeletRules // node-pressure eviction (kubelet.go)
 }
 
 // AutoscalerRules are the HorizontalPodAutoscaler controller's switches.

@@ -38,6 +38,15 @@ StatefulSet.OwnerIndex                  StatefulSet    1.34-1.37
 StatefulSet.RecreateStrategy            StatefulSet    1.37-1.37
 StatefulSet.RecreateGate                StatefulSet    never      gate StatefulSetRecreateStrategy
 Autoscaler.ConfigurableTolerance        HorizontalPodAutoscaler1.35-1.37  gate HPAConfigurableTolerance
+Kubelet.ContainerFsSignals              kubelet        1.29-1.37
+Kubelet.SplitContainerFs                kubelet        1.31-1.37  gate KubeletSeparateDiskGC
+Kubelet.ImageFsInodesDefault            kubelet        1.30-1.37
+Kubelet.OneSecondGrace                  kubelet        1.31-1.37
+Kubelet.SoftGracePodCap                 kubelet        1.32-1.37
+Kubelet.SoftGraceOverwrite              kubelet        never      gate AllowOverwriteTerminationGracePeriodSeconds
+Kubelet.PodLevelRequests                kubelet        1.34-1.37  gate PodLevelResources
+Kubelet.SidecarStorageLimits            kubelet        1.37-1.37
+Kubelet.MemoryEmptyDirExempt            kubelet        never      gate InPlacePodVerticalScalingMemoryBackedVolumes
 `
 
 // onByDefault renders the versions in which a switch is on with default

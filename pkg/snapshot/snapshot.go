@@ -19,6 +19,8 @@ const (
 	StatefulSet           = "StatefulSet"
 	// HorizontalPodAutoscaler: preview the autoscaler's next step for its target.
 	HorizontalPodAutoscaler = "HorizontalPodAutoscaler"
+	// Node: preview the kubelet's node-pressure eviction (kubelet.go).
+	Node = "Node"
 )
 
 // Ref names the object to scale.
@@ -44,6 +46,8 @@ type Snapshot struct {
 	PDBs        []*policyv1.PodDisruptionBudget
 	// Notes are one-line remarks from the source, e.g. what it could not read.
 	Notes []string
+	// Kubelet holds kubelet documents (stats summary, configz).
+	Kubelet KubeletDocs
 	// Unsettled says why the reads may not show one moment, e.g. the
 	// workload kept changing while a live source read it. Each reason makes
 	// the prediction uncertain.

@@ -32,8 +32,14 @@ var errSlowPath = errors.New("not for the streaming reader")
 // typed objects and trimmed at once (see trimPod); every other kind goes
 // through the same unstructured conversion as the general reader.
 func streamRead(r io.Reader, defaultNamespace string) (*snapshot.Snapshot, error) {
+	return streamReadPods(r, defaultNamespace, false)
+}
+
+// streamReadPods is streamRead keeping pods whole when whole is set (the
+// node preview reads their resources, priority, volumes, annotations).
+func streamReadPods(r io.Reader, defaultNamespace string, whole bool) (*snapshot.Snapshot, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
-	st := &streamer{s: &snapshot.Snapshot{ClaimsKnown: true}, ns: defaultNamespace}
+	st := &streamer{s: &snapshot.Snapshot{ClaimsKnown: true}, ns: defaultNamespace, whole: whole}
 	head, _ := br.Peek(4096)
 	var err error
 	if utilyaml.IsJSONBuffer(head) {
@@ -54,6 +60,7 @@ type streamer struct {
 	s     *snapshot.Snapshot
 	ns    string
 	batch []pending
+	whole bool // pods are not trimmed
 }
 
 // jsonStream reads a sequence of top-level JSON objects. Its own scanner
@@ -321,7 +328,7 @@ const batchSize = 256
 
 // push queues one object, JSON or (fromYAML) one YAML item.
 func (st *streamer) push(raw []byte, fromYAML bool) error {
-	st.batch = append(st.batch, pending{raw: raw, yaml: fromYAML})
+	st.batch = append(st.batch, pending{raw: raw, yaml: fromYAML, whole: st.whole})
 	if len(st.batch) == batchSize {
 		return st.flush()
 	}
@@ -329,8 +336,9 @@ func (st *streamer) push(raw []byte, fromYAML bool) error {
 }
 
 type pending struct {
-	raw  []byte
-	yaml bool
+	raw   []byte
+	yaml  bool
+	whole bool
 }
 
 // decoded is one object: a trimmed pod, or any other kind unstructured.
@@ -402,7 +410,9 @@ func decodeObject(in pending, ns string) decoded {
 		if p.Namespace == "" {
 			p.Namespace = ns
 		}
-		trimPod(p)
+		if !in.whole {
+			trimPod(p)
+		}
 		return decoded{pod: p}
 	}
 	// Few objects: the general reader's own conversion, for identical results.

@@ -40,16 +40,29 @@ func ReadFile(name string, stdin io.Reader, defaultNamespace string) (*snapshot.
 // set as a whole must hold at least one workload or pod, and each object
 // may appear once.
 func ReadFiles(names []string, stdin io.Reader, defaultNamespace string) (*snapshot.Snapshot, error) {
+	return readFiles(names, stdin, defaultNamespace, false)
+}
+
+// ReadNodeFiles is ReadFiles for a node preview: pods are kept whole and
+// kubelet documents (stats summary, configz) are recognised by shape.
+func ReadNodeFiles(names []string, stdin io.Reader) (*snapshot.Snapshot, error) {
+	return readFiles(names, stdin, "", true)
+}
+
+func readFiles(names []string, stdin io.Reader, defaultNamespace string, whole bool) (*snapshot.Snapshot, error) {
 	s := &snapshot.Snapshot{ClaimsKnown: true}
 	seen := map[string]string{} // kind namespace/name -> the file it came from
 	for _, name := range names {
-		one, err := readOne(name, stdin, defaultNamespace)
+		one, err := readOne(name, stdin, defaultNamespace, whole)
 		if err != nil {
 			return nil, err
 		}
 		if err := merge(s, one, seen, displayName(name)); err != nil {
 			return nil, err
 		}
+	}
+	if whole && len(s.Nodes)+len(s.Kubelet.Summaries)+len(s.Kubelet.Configs) > 0 {
+		return s, nil // a node with no pods is a node preview's honest input
 	}
 	if !usable(s) {
 		return nil, &FileError{Name: displayName(strings.Join(names, ", ")), Err: fmt.Errorf("it holds no Deployment, ReplicaSet, ReplicationController, StatefulSet or Pod")}
@@ -68,7 +81,7 @@ func displayName(name string) string {
 // prints them in one pass and little memory; anything else (and every
 // error) is left to the general reader, so results and messages are the
 // same either way.
-func readOne(name string, stdin io.Reader, defaultNamespace string) (*snapshot.Snapshot, error) {
+func readOne(name string, stdin io.Reader, defaultNamespace string, whole bool) (*snapshot.Snapshot, error) {
 	var data []byte // standard input, kept for the general reader
 	var r io.Reader
 	if name == "-" {
@@ -81,10 +94,18 @@ func readOne(name string, stdin io.Reader, defaultNamespace string) (*snapshot.S
 		defer f.Close()
 		r = f
 	}
+	if whole {
+		if s, ok, err := readIfKubeletDoc(name, data, r); ok {
+			return s, err
+		}
+	}
 	if r != nil {
-		if s, err := streamRead(r, defaultNamespace); err == nil && usable(s) {
+		if s, err := streamReadPods(r, defaultNamespace, whole); err == nil && usable(s) {
 			return s, nil
 		}
+	}
+	if whole {
+		return readGeneral(name, data, defaultNamespace, func(*corev1.Pod) {})
 	}
 	return readWhole(name, data, defaultNamespace)
 }
@@ -157,6 +178,7 @@ func merge(s, one *snapshot.Snapshot, seen map[string]string, display string) er
 	s.HPAs = appendAll(s.HPAs, one.HPAs, "HorizontalPodAutoscaler.autoscaling", note)
 	s.PDBs = appendAll(s.PDBs, one.PDBs, "PodDisruptionBudget.policy", note)
 	s.Notes = append(s.Notes, one.Notes...)
+	mergeKubelet(s, one)
 	return err
 }
 

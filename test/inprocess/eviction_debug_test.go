@@ -1,0 +1,30 @@
+package inprocess
+
+import (
+	"os"
+	"strconv"
+	"testing"
+)
+
+func TestEvictDebug(t *testing.T) {
+	seed, _ := strconv.Atoi(os.Getenv("EVICT_SEED"))
+	if seed == 0 {
+		t.Skip()
+	}
+	maxPods, _ := strconv.Atoi(os.Getenv("EVICT_MAXPODS"))
+	s := evictRandomScenario(uint64(seed), max(maxPods, 8))
+	for _, p := range s.pods {
+		t.Logf("%+v", p)
+	}
+	pred := evictPredict(t, s)
+	for _, c := range pred.Order {
+		t.Logf("pred %s pos %d step %d p=%.2f certain=%v use=%d req=%d %+v", c.Pod, c.Position, c.Step, c.EvictProbability, c.Certain, c.Usage, c.Request, c.DecidedBy)
+	}
+	for _, sg := range pred.Signals {
+		t.Logf("signal %+v", sg)
+	}
+	t.Logf("uncertain %v notes %v", pred.Uncertain, pred.Notes)
+	for run := range 3 {
+		t.Logf("kills %v", evictRun(t, s, uint64(run)))
+	}
+}

@@ -1,0 +1,118 @@
+package inprocess
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	kubeeviction "k8s.io/kubernetes/pkg/kubelet/eviction"
+	evictionapi "k8s.io/kubernetes/pkg/kubelet/eviction/api"
+
+	"github.com/scale-preview/scale-preview/pkg/eviction"
+	"github.com/scale-preview/scale-preview/pkg/rules"
+)
+
+// The plugin's threshold parsing against the kubelet's own
+// (ParseThresholdConfig, then UpdateContainerFsThresholds for the layout)
+// on random configurations: the same accepted or rejected, and the same
+// thresholds in force.
+func TestEvictionThresholdsAgainstKubelet(t *testing.T) {
+	n := 20000
+	if testing.Short() {
+		n = 2000
+	}
+	signals := []string{"memory.available", "allocatableMemory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available",
+		"imagefs.inodesFree", "containerfs.available", "containerfs.inodesFree", "pid.available", "memory.free"}
+	// Valid values first; the last few of each list the kubelet rejects.
+	values := []string{"100Mi", "1.5Gi", "500", "0%", "100%", "10%", "5.5%", "1e3", "0", "-1Mi", "abc", "101%", "-5%"}
+	graces := []string{"30s", "0s", "1m30s", "-1s", "soon"}
+	reclaims := []string{"0", "500Mi", "5%", "0.5%", "0%", "-1Mi", "x"}
+	bad := map[string]int{"values": 5, "graces": 2, "reclaims": 3}
+	k := rules.Defaults(37).Kubelet
+	var accepted, rejected int
+	for i := range n {
+		rng := rand.New(rand.NewPCG(uint64(i), 7))
+		pick := func(s []string, nbad int) string {
+			if rng.IntN(40) == 0 {
+				return s[len(s)-1-rng.IntN(nbad)]
+			}
+			return s[rng.IntN(len(s)-nbad)]
+		}
+		draw := func(vals []string, nbad int, p float64) map[string]string {
+			m := map[string]string{}
+			for _, s := range signals[:len(signals)-1] {
+				if rng.Float64() < p {
+					m[s] = pick(vals, nbad)
+				}
+			}
+			if rng.IntN(100) == 0 {
+				m[signals[len(signals)-1]] = vals[0] // an unknown signal
+			}
+			return m
+		}
+		hard, soft, minRe := draw(values, bad["values"], 0.4), draw(values, bad["values"], 0.15), draw(reclaims, bad["reclaims"], 0.15)
+		grace := map[string]string{}
+		for _, s := range slices.Sorted(maps.Keys(soft)) { // seeded: same draws every run
+			if rng.IntN(30) != 0 { // a soft threshold without grace period is rejected
+				grace[s] = pick(graces, bad["graces"])
+			}
+		}
+		alloc := []string{"pods"}
+		if rng.IntN(3) == 0 {
+			alloc = nil
+		}
+		imageFs, split := rng.IntN(2) == 0, rng.IntN(2) == 0
+		want, kerr := kubeeviction.ParseThresholdConfig(alloc, hard, soft, grace, minRe)
+		got, perr := eviction.ParseThresholds(k, alloc, hard, soft, grace, minRe)
+		if (kerr == nil) != (perr == nil) {
+			t.Fatalf("case %d (hard %v soft %v grace %v minReclaim %v): kubelet error %v, plugin error %v", i, hard, soft, grace, minRe, kerr, perr)
+		}
+		if kerr != nil {
+			rejected++
+			continue
+		}
+		accepted++
+		want, _ = kubeeviction.UpdateContainerFsThresholds(want, imageFs, split)
+		got = eviction.WithContainerFs(got, eviction.Layout{ImageFs: imageFs, Split: split})
+		var ws, gs []string
+		for _, th := range want {
+			if th.Operator != "" { // the kubelet's copies of missing thresholds are inert
+				ws = append(ws, evictKubeletThreshold(th))
+			}
+		}
+		for _, th := range got {
+			gs = append(gs, evictPluginThreshold(th))
+		}
+		slices.Sort(ws)
+		slices.Sort(gs)
+		if !slices.Equal(ws, gs) {
+			t.Fatalf("case %d (hard %v soft %v grace %v minReclaim %v, imageFs %v split %v):\nkubelet %v\nplugin  %v", i, hard, soft, grace, minRe, imageFs, split, ws, gs)
+		}
+	}
+	t.Logf("%d configurations: %d accepted with the same thresholds, %d rejected by both", n, accepted, rejected)
+}
+
+func evictValue(q fmt.Stringer, isNil bool, pct float32) string {
+	if !isNil {
+		return q.String()
+	}
+	return fmt.Sprintf("%g%%", pct)
+}
+
+func evictKubeletThreshold(th evictionapi.Threshold) string {
+	mr := "-"
+	if th.MinReclaim != nil {
+		mr = evictValue(th.MinReclaim.Quantity, th.MinReclaim.Quantity == nil, th.MinReclaim.Percentage)
+	}
+	return fmt.Sprintf("%s grace=%v value=%s minReclaim=%s", th.Signal, th.GracePeriod, evictValue(th.Value.Quantity, th.Value.Quantity == nil, th.Value.Percentage), mr)
+}
+
+func evictPluginThreshold(th eviction.Threshold) string {
+	mr := "-"
+	if th.MinReclaim != nil {
+		mr = evictValue(th.MinReclaim.Quantity, th.MinReclaim.Quantity == nil, th.MinReclaim.Percentage)
+	}
+	return fmt.Sprintf("%s grace=%v value=%s minReclaim=%s", th.Signal, th.GracePeriod, evictValue(th.Value.Quantity, th.Value.Quantity == nil, th.Value.Percentage), mr)
+}
