@@ -207,7 +207,7 @@ type nodeState struct {
 	nominated   []*podInfo // nominated pods of at least the preemptor's priority
 	requested   resources
 	podCount    int
-	ports       map[hostPort]int
+	ports       map[hostPort]bool
 	// static is the first failure of the filters that do not depend on the
 	// node's pods (node name, unschedulable, taints, node affinity): all
 	// UnschedulableAndUnresolvable.
@@ -215,7 +215,7 @@ type nodeState struct {
 }
 
 func newNodeState(n *corev1.Node) *nodeState {
-	ns := &nodeState{node: n, allocatable: resourcesOf(n.Status.Allocatable), ports: map[hostPort]int{}}
+	ns := &nodeState{node: n, allocatable: resourcesOf(n.Status.Allocatable), ports: map[hostPort]bool{}}
 	if q, ok := n.Status.Allocatable[corev1.ResourcePods]; ok {
 		ns.allowedPods = q.Value()
 	}
@@ -225,9 +225,12 @@ func newNodeState(n *corev1.Node) *nodeState {
 func (n *nodeState) addUsage(p *podInfo, sign int) {
 	n.requested.add(p.req, int64(sign))
 	n.podCount += sign
+	// NodeInfo.UsedPorts is a set, not a count: removing one pod frees a
+	// port that another pod on the node still declares.
 	for _, hp := range p.ports {
-		n.ports[hp] += sign
-		if n.ports[hp] == 0 {
+		if sign > 0 {
+			n.ports[hp] = true
+		} else {
 			delete(n.ports, hp)
 		}
 	}
@@ -246,7 +249,7 @@ func (n *nodeState) portConflict(hp hostPort) bool {
 		}
 		return false
 	}
-	return n.ports[hp] > 0 || n.ports[hostPort{ip: "0.0.0.0", protocol: hp.protocol, port: hp.port}] > 0
+	return n.ports[hp] || n.ports[hostPort{ip: "0.0.0.0", protocol: hp.protocol, port: hp.port}]
 }
 
 // staticFailure evaluates NodeName, NodeUnschedulable, TaintToleration
