@@ -38,15 +38,15 @@ func preemptGenerate(seed uint64) *preemptScenario {
 	sc := &preemptScenario{seed: seed}
 	var nNodes int
 	switch x := r.IntN(10); {
-	case x < 6:
+	case x < 5:
 		nNodes = 3 + r.IntN(8)
-	case x < 9:
+	case x < 8:
 		nNodes = 10 + r.IntN(40)
 	default:
 		nNodes = 101 + r.IntN(100)
 	}
 	zones := 1 + r.IntN(3)
-	prios := []int32{0, 10, 100, 1000}
+	prios := []int32{0, 10, 10, 100, 100, 1000}
 	var features []string
 	for i := range nNodes {
 		name := fmt.Sprintf("node-%03d", i)
@@ -155,7 +155,7 @@ func preemptGenerate(seed uint64) *preemptScenario {
 	if len(sc.pods) > 0 && r.IntN(4) == 0 {
 		sc.pods[r.IntN(len(sc.pods))].Status.Phase = corev1.PodSucceeded
 	}
-	prePrio := []int32{100, 1000, 1000, 10}[r.IntN(4)]
+	prePrio := []int32{100, 1000, 1000, 1000, 10}[r.IntN(5)]
 	// Nominated pods that already hold room.
 	for range r.IntN(3) {
 		if r.IntN(2) == 0 {
@@ -186,7 +186,7 @@ func preemptGenerate(seed uint64) *preemptScenario {
 	pre.Status = corev1.PodStatus{Phase: corev1.PodPending}
 	pre.Spec.Affinity = nil
 	pre.Spec.Containers[0].Ports = nil
-	pre.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = *resource.NewMilliQuantity(int64(1000+250*r.IntN(9)), resource.DecimalSI)
+	pre.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = *resource.NewMilliQuantity(int64(500+250*r.IntN(8)), resource.DecimalSI)
 	if r.IntN(5) == 0 {
 		pre.Spec.Containers[0].Resources.Requests[preemptGPU] = resource.MustParse("1")
 		pre.Spec.Containers[0].Resources.Limits = corev1.ResourceList{preemptGPU: resource.MustParse("1")}
