@@ -43,6 +43,7 @@ type Options struct {
 	Spare           []string
 	Target          []string
 	TargetNode      string
+	SchedulerConfig string // pod/NAME only (pod.go)
 
 	replicasSet bool
 	recommend   bool // hpa/NAME without --replicas: the autoscaler's next step
@@ -122,6 +123,7 @@ func (o *Options) addFlags(c *cobra.Command) {
 	fl.StringSliceVar(&o.Target, "target", nil, "Pods that should die: print the pod-deletion-cost annotations that make the controller pick them.")
 	fl.StringVar(&o.TargetNode, "target-node", "", "Prefer victims on this node: print the annotations that make the controller pick them.")
 	fl.BoolVar(&o.ShowVersion, "version", false, "Print the plugin's version and the supported Kubernetes rule versions (-o json or yaml for a document).")
+	o.addPreemptionFlags(fl)
 	o.configFlags.AddFlags(c.PersistentFlags())
 }
 
@@ -283,6 +285,9 @@ func (o *Options) completePrinter() error {
 
 // Validate checks the replica count and the rule version.
 func (o *Options) Validate() error {
+	if o.ref.Kind == kindPod {
+		return o.validatePod()
+	}
 	if !o.replicasSet {
 		return withCode(ExitUsage, "--replicas is required, e.g. kubectl scale-preview deploy/web --replicas=3 (for hpa/NAME it is optional)")
 	}

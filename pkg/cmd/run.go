@@ -15,6 +15,9 @@ import (
 
 // Run reads the snapshot, predicts and prints.
 func (o *Options) Run(ctx context.Context) error {
+	if o.ref.Kind == kindPod {
+		return o.runPod(ctx) // the scheduler's preemption (pod.go)
+	}
 	snap, info, err := o.load(ctx)
 	if err != nil {
 		return err

@@ -55,3 +55,13 @@ type ExcludedNode struct {
 	Node   string `json:"node"`
 	Reason string `json:"reason"`
 }
+
+// PreemptionCriteria are pickOneNodeForPreemption's criteria in order, as
+// runnerUp.criterion names them.
+var PreemptionCriteria = []string{
+	"fewest PDB violations",
+	"lowest highest-victim priority",
+	"lowest sum of victim priorities",
+	"fewest victims",
+	"latest start of the highest-priority victims",
+}

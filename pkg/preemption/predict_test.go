@@ -2,6 +2,7 @@ package preemption
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/rules"
 )
 
@@ -96,5 +98,11 @@ func TestResolvePriority(t *testing.T) {
 	p = &corev1.Pod{Spec: corev1.PodSpec{PriorityClassName: "system-node-critical"}}
 	if err := ResolvePriority(p, nil); err != nil || *p.Spec.Priority != 2000001000 {
 		t.Fatalf("system class: %v", err)
+	}
+}
+
+func TestCriteriaNamesMatchTheContract(t *testing.T) {
+	if !slices.Equal(criteria[:], prediction.PreemptionCriteria) {
+		t.Fatalf("criteria %v, contract %v", criteria, prediction.PreemptionCriteria)
 	}
 }
