@@ -78,7 +78,9 @@ func TestPodPreemptionLayouts(t *testing.T) {
 
 // A budget that selects nothing changes nothing, but is worth a warning.
 func TestPodPreemptionWarnsAboutEmptyBudget(t *testing.T) {
-	args := preemptVariant(func(s string) string { return strings.Replace(s, "matchLabels: {app: web}", "matchLabels: {app: nothing}", 1) })(t)
+	args := preemptVariant(func(s string) string {
+		return strings.Replace(s, "matchLabels: {app: web}", "matchLabels: {app: nothing}", 1)
+	})(t)
 	r := cliRun(t, nil, nil, args...)
 	wantExit(t, r, ExitOK)
 	if !strings.Contains(r.stdout, "selects no pod") {
