@@ -106,3 +106,87 @@ func TestCriteriaNamesMatchTheContract(t *testing.T) {
 		t.Fatalf("criteria %v, contract %v", criteria, prediction.PreemptionCriteria)
 	}
 }
+
+// Version switches: a terminating lower-priority pod on the nominated node
+// blocks a new preemption in 1.26 whatever its conditions; from 1.27 only
+// when the scheduler's DisruptionTarget condition marks it.
+func TestTerminatingVictimBlocksByVersion(t *testing.T) {
+	pods := []*corev1.Pod{pod("a", "n1", "3", 1, 1), pod("b", "n1", "1", 1, 2)}
+	now := metav1.NewTime(t0)
+	pods[1].DeletionTimestamp = &now // deleted by someone else: no DisruptionTarget
+	pre := pod("hi", "", "3", 100, 0)
+	pre.Status = corev1.PodStatus{Phase: corev1.PodPending, NominatedNodeName: "n1"}
+	for _, c := range []struct {
+		minor    int
+		eligible bool
+	}{{26, false}, {27, true}, {37, true}} {
+		res, err := Predict(Input{Nodes: []*corev1.Node{node("n1", "4")}, Pods: pods, Preemptor: pre, Rules: rules.Scheduler(c.minor, nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Eligible != c.eligible {
+			t.Errorf("1.%d: eligible %v (%s), want %v", c.minor, res.Eligible, res.Reason, c.eligible)
+		}
+	}
+	pods[1].Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonPreemptionByScheduler}}
+	res, _ := Predict(Input{Nodes: []*corev1.Node{node("n1", "4")}, Pods: pods, Preemptor: pre, Rules: rules.Scheduler(37, nil)})
+	if res.Eligible {
+		t.Errorf("1.37 with the scheduler's DisruptionTarget: eligible")
+	}
+}
+
+// From 1.34 a request above the node's whole allocatable rules the node out
+// before the dry run; before, the dry run fails there. Either way it is no
+// candidate, for a different reason.
+func TestRequestAboveAllocatableByVersion(t *testing.T) {
+	pre := pod("hi", "", "8", 100, 0)
+	pre.Status = corev1.PodStatus{Phase: corev1.PodPending}
+	for _, c := range []struct {
+		minor     int
+		potential int
+		reason    string
+	}{{33, 1, "does not fit even with all lower-priority pods removed: Insufficient cpu"}, {34, 0, "Insufficient cpu"}} {
+		res, err := Predict(Input{Nodes: []*corev1.Node{node("n1", "4")}, Pods: []*corev1.Pod{pod("a", "n1", "3", 1, 1)}, Preemptor: pre, Rules: rules.Scheduler(c.minor, nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.PotentialNodes != c.potential || res.Excluded["n1"] != c.reason || len(res.Outcomes) != 0 {
+			t.Errorf("1.%d: potential %d excluded %q outcomes %d", c.minor, res.PotentialNodes, res.Excluded["n1"], len(res.Outcomes))
+		}
+	}
+}
+
+// The scheduler's NodeInfo keeps used host ports as a set: removing one of
+// two pods declaring the same port frees it (seen in the real scheduler).
+func TestHostPortFreedByOneOfTwo(t *testing.T) {
+	withPort := func(p *corev1.Pod) *corev1.Pod {
+		p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080, Protocol: corev1.ProtocolTCP}}
+		return p
+	}
+	pods := []*corev1.Pod{withPort(pod("keep", "n1", "1", 1000, 1)), withPort(pod("go", "n1", "1", 1, 2))}
+	pre := withPort(pod("hi", "", "1", 100, 0))
+	pre.Status = corev1.PodStatus{Phase: corev1.PodPending}
+	res, err := Predict(Input{Nodes: []*corev1.Node{node("n1", "4")}, Pods: pods, Preemptor: pre, Rules: rules.Scheduler(37, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Nominated() != "n1" || len(res.Outcomes[0].Victims) != 1 || res.Outcomes[0].Victims[0].Pod.Name != "go" {
+		t.Fatalf("outcomes %+v (%s)", res.Outcomes, res.Reason)
+	}
+}
+
+// Past 100 potential nodes the random offset decides which are tried: the
+// outcomes' probabilities add up to 1 and the answer is uncertain.
+func TestSampledCandidatesGiveProbabilities(t *testing.T) {
+	res, err := Predict(benchCluster(150))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, o := range res.Outcomes {
+		sum += o.Probability
+	}
+	if res.Certain || res.Tried != 100 || res.PotentialNodes != 150 || sum < 0.999 || sum > 1.001 {
+		t.Fatalf("certain %v tried %d of %d, probabilities sum to %v", res.Certain, res.Tried, res.PotentialNodes, sum)
+	}
+}
