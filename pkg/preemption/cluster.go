@@ -53,7 +53,7 @@ func (c *cluster) preNsLabels() labels.Set {
 
 func newCluster(in Input) (*cluster, error) {
 	r := in.Rules
-	pre, err := newPodInfo(in.Preemptor, r, false)
+	pre, err := newPodInfo(in.Preemptor, r, false, nil)
 	if err != nil {
 		return nil, fmt.Errorf("pod %s/%s: %w", in.Preemptor.Namespace, in.Preemptor.Name, err)
 	}
@@ -102,6 +102,7 @@ func newCluster(in Input) (*cluster, error) {
 		c.byName[n.Name] = ns
 	}
 	prePrio := pre.priority
+	scratch := corev1.ResourceList{}
 	for i, p := range in.Pods {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue // the scheduler's informer does not see finished pods
@@ -115,7 +116,7 @@ func newCluster(in Input) (*cluster, error) {
 				continue
 			}
 			if n := c.byName[nom]; n != nil {
-				pi, err := newPodInfo(p, r, false)
+				pi, err := newPodInfo(p, r, false, scratch)
 				if err != nil {
 					return nil, err
 				}
@@ -128,7 +129,7 @@ func newCluster(in Input) (*cluster, error) {
 		if n == nil {
 			continue // no NodeInfo without its Node in the snapshot
 		}
-		pi, err := newPodInfo(p, r, true)
+		pi, err := newPodInfo(p, r, true, scratch)
 		if err != nil {
 			return nil, err
 		}

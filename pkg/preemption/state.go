@@ -186,8 +186,11 @@ func (p *podInfo) startTime() (time.Time, bool) {
 	return p.pod.Status.StartTime.Time, true
 }
 
-func newPodInfo(pod *corev1.Pod, r rules.SchedulerRules, useStatus bool) (*podInfo, error) {
+// newPodInfo reads a pod; scratch (may be nil) is reused for the request
+// sum, which resourcesOf copies out at once.
+func newPodInfo(pod *corev1.Pod, r rules.SchedulerRules, useStatus bool, scratch corev1.ResourceList) (*podInfo, error) {
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{
+		Reuse:                 scratch,
 		UseStatusResources:    useStatus && r.UseStatusResources,
 		SkipPodLevelResources: !r.PodLevelResources,
 	})
