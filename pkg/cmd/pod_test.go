@@ -150,3 +150,16 @@ func preemptObjects(t *testing.T) []runtime.Object {
 func decodeForTest(data []byte) (runtime.Object, *schema.GroupVersionKind, error) {
 	return scheme.Codecs.UniversalDeserializer().Decode(data, nil, nil)
 }
+
+// An extender in the scheduler's configuration is not modelled: the answer
+// stays the same but is not certain, and says why.
+func TestPodPreemptionSchedulerConfigExtender(t *testing.T) {
+	cfg := writeFile(t, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nextenders: [{urlPrefix: 'http://x'}]\n")
+	r := cliRun(t, nil, nil, "-f", preemptFile, "pod/critical", "-n", "shop", "--scheduler-config", cfg, "-o", "json", "--fail-if-uncertain")
+	wantExit(t, r, ExitUncertain)
+	for _, want := range []string{`"certain": false`, "extender", `"nominatedNode": "node-b"`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("no %s in\n%s", want, r.stdout)
+		}
+	}
+}
