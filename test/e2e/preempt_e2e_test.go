@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
 
 	contract "github.com/scale-preview/scale-preview/pkg/prediction"
 )
@@ -66,6 +67,9 @@ type preemptScenario struct {
 	wantVictims  []string // sorted
 	wantEligible bool
 	why          string
+	// manifest: predicted offline (-f) from an export of the cluster plus
+	// the pod's manifest, which has no spec.priority yet; created after.
+	manifest bool
 }
 
 var preemptScenarios = []preemptScenario{
@@ -118,6 +122,26 @@ var preemptScenarios = []preemptScenario{
 		pendingClass: "preempt-e2e-never", pendingCPU: "1",
 		why: "preemptionPolicy Never",
 	},
+	{
+		// Offline: the priority comes from the class in the export. On a
+		// all four pods are below 1000; mid-a (500) and the oldest low pod
+		// are reprieved, the two newer ones are not. b would lose mid-old
+		// (500): a wins on the lowest highest-victim priority.
+		name:  "manifest",
+		nodes: map[string]string{"a": "2", "b": "2"},
+		running: []preemptRunning{
+			{name: "low-1", node: "a", class: "preempt-e2e-low", cpu: "500m", startedAgo: 2 * time.Hour},
+			{name: "low-2", node: "a", class: "preempt-e2e-low", cpu: "500m", startedAgo: time.Hour},
+			{name: "low-3", node: "a", class: "preempt-e2e-low", cpu: "500m", startedAgo: 30 * time.Minute},
+			{name: "mid-a", node: "a", class: "preempt-e2e-mid", cpu: "500m", startedAgo: 10 * time.Minute},
+			{name: "mid-old", node: "b", class: "preempt-e2e-mid", cpu: "1500m", startedAgo: time.Hour},
+			{name: "mid-new", node: "b", class: "preempt-e2e-mid", cpu: "500m", startedAgo: 10 * time.Minute},
+		},
+		pendingClass: "preempt-e2e-high", pendingCPU: "1",
+		wantNode: "a", wantVictims: []string{"low-2", "low-3"}, wantEligible: true,
+		why:      "-f export + manifest; reprieve by priority, then start time",
+		manifest: true,
+	},
 }
 
 func (s preemptScenario) ns() string                   { return "preempt-e2e-" + s.name }
@@ -156,29 +180,52 @@ func TestPreemptE2E(t *testing.T) {
 	}
 	preds := map[string]*contract.Prediction{}
 	for _, s := range preemptScenarios {
-		run, err := runPlugin(ctx, env.pluginPath, "pod/"+preemptPendingName, "-n", s.ns(), "--kubeconfig", env.cp.viewerKubeconfig,
-			"--scheduler-config", cfgPath, "-o", "json")
-		if err != nil || run.exitCode != 0 {
-			t.Fatalf("%s: plugin: %v %s", s.name, err, run)
+		args := []string{"pod/" + preemptPendingName, "-n", s.ns(), "--scheduler-config", cfgPath, "-o", "json"}
+		if s.manifest {
+			files, err := preemptExport(ctx, s)
+			if err != nil {
+				t.Fatalf("%s: export: %v", s.name, err)
+			}
+			args = append(args, "-f", files[0], "-f", files[1])
+		} else {
+			args = append(args, "--kubeconfig", env.cp.viewerKubeconfig)
 		}
-		var p contract.Prediction
-		if err := json.Unmarshal([]byte(run.stdout), &p); err != nil {
-			t.Fatalf("%s: plugin JSON: %v\n%s", s.name, err, run.stdout)
+		preds[s.name] = preemptPredict(ctx, t, s.name, args...)
+	}
+	// Honesty: the pods name a profile the plugin cannot know without the
+	// scheduler's configuration, so without it the answer is uncertain.
+	first := preemptScenarios[0]
+	if p := preemptPredict(ctx, t, first.name+" without --scheduler-config", "pod/"+preemptPendingName, "-n", first.ns(),
+		"--kubeconfig", env.cp.viewerKubeconfig, "-o", "json"); p.Certain || !slices.ContainsFunc(p.Warnings, func(w string) bool {
+		return strings.Contains(w, preemptSchedulerName)
+	}) {
+		t.Errorf("without --scheduler-config: certain %v, warnings %q; want uncertain, naming schedulerName %q", p.Certain, p.Warnings, preemptSchedulerName)
+	}
+	// The manifest pods are created now, after their offline prediction.
+	for _, s := range preemptScenarios {
+		if s.manifest {
+			if _, err := c.CoreV1().Pods(s.ns()).Create(ctx, preemptPendingPod(s), metav1.CreateOptions{}); err != nil {
+				t.Fatalf("%s: create the pending pod: %v", s.name, err)
+			}
 		}
-		preds[s.name] = &p
-		t.Logf("%s: predicted %q (nominated %q, victims %v, certain %v)", s.name, p.Message, p.NominatedNode, p.Victims, p.Certain)
 	}
 	predicted := time.Now()
 
 	stop := preemptStartScheduler(t, cfgPath)
 	observed := map[string]preemptObserved{}
-	for _, s := range preemptScenarios {
-		o, err := preemptObserve(ctx, s, len(preds[s.name].Victims))
-		if err != nil {
-			t.Errorf("%s: %v\nscheduler log:\n%s", s.name, err, tailFile(filepath.Join(env.cp.dir, "kube-scheduler-preempt.log"), 30))
-			continue
+	// Twice: until each scenario is decided, then after 3 s of quiet, so
+	// that a late deletion or nomination would be seen.
+	for pass := range 2 {
+		if pass == 1 {
+			time.Sleep(3 * time.Second)
 		}
-		observed[s.name] = o
+		for _, s := range preemptScenarios {
+			o, err := preemptObserve(ctx, s, len(preds[s.name].Victims))
+			if err != nil {
+				t.Fatalf("%s: %v\nscheduler log:\n%s", s.name, err, tailFile(filepath.Join(env.cp.dir, "kube-scheduler-preempt.log"), 30))
+			}
+			observed[s.name] = o
+		}
 	}
 	stop()
 	acted := time.Now()
@@ -278,13 +325,108 @@ func preemptSetUp(ctx context.Context, s preemptScenario) error {
 			return err
 		}
 	}
+	if s.manifest {
+		return nil
+	}
 	// The pending pod exists before the scheduler runs; nothing else
 	// schedules its schedulerName.
+	_, err := c.CoreV1().Pods(s.ns()).Create(ctx, preemptPendingPod(s), metav1.CreateOptions{})
+	return err
+}
+
+func preemptPendingPod(s preemptScenario) *corev1.Pod {
 	pending := preemptPod(s.ns(), preemptPendingName, s.pendingClass, s.pendingCPU, nil)
 	pending.Spec.SchedulerName = preemptSchedulerName
 	pending.Spec.NodeSelector = map[string]string{preemptScenarioLabel: s.name}
-	_, err := c.CoreV1().Pods(s.ns()).Create(ctx, pending, metav1.CreateOptions{})
-	return err
+	return pending
+}
+
+func preemptPredict(ctx context.Context, t *testing.T, what string, args ...string) *contract.Prediction {
+	t.Helper()
+	run, err := runPlugin(ctx, env.pluginPath, args...)
+	if err != nil || run.exitCode != 0 {
+		t.Fatalf("%s: plugin: %v %s", what, err, run)
+	}
+	var p contract.Prediction
+	if err := json.Unmarshal([]byte(run.stdout), &p); err != nil {
+		t.Fatalf("%s: plugin JSON: %v\n%s", what, err, run.stdout)
+	}
+	t.Logf("%s: predicted %q (nominated %q, victims %v, certain %v)", what, p.Message, p.NominatedNode, p.Victims, p.Certain)
+	return &p
+}
+
+// preemptExport writes what `kubectl get nodes,pods,pdb,priorityclasses
+// -A -o yaml` would (a v1 List) and the pending pod's manifest, which has
+// no priority: the plugin resolves it from the class, as admission will.
+func preemptExport(ctx context.Context, s preemptScenario) ([2]string, error) {
+	c := env.cp.admin
+	var files [2]string
+	var items []any
+	add := func(apiVersion, kind string, obj any) error {
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		m["apiVersion"], m["kind"] = apiVersion, kind
+		items = append(items, m)
+		return nil
+	}
+	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return files, err
+	}
+	for i := range nodes.Items {
+		if err := add("v1", "Node", &nodes.Items[i]); err != nil {
+			return files, err
+		}
+	}
+	pods, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return files, err
+	}
+	for i := range pods.Items {
+		if err := add("v1", "Pod", &pods.Items[i]); err != nil {
+			return files, err
+		}
+	}
+	pdbs, err := c.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return files, err
+	}
+	for i := range pdbs.Items {
+		if err := add("policy/v1", "PodDisruptionBudget", &pdbs.Items[i]); err != nil {
+			return files, err
+		}
+	}
+	pcs, err := c.SchedulingV1().PriorityClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return files, err
+	}
+	for i := range pcs.Items {
+		if err := add("scheduling.k8s.io/v1", "PriorityClass", &pcs.Items[i]); err != nil {
+			return files, err
+		}
+	}
+	list, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		return files, err
+	}
+	manifest := preemptPendingPod(s)
+	manifest.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+	pod, err := yaml.Marshal(manifest)
+	if err != nil {
+		return files, err
+	}
+	files[0] = filepath.Join(env.cp.dir, "preempt-"+s.name+"-cluster.yaml")
+	files[1] = filepath.Join(env.cp.dir, "preempt-"+s.name+"-pod.yaml")
+	if err := os.WriteFile(files[0], list, 0o600); err != nil {
+		return files, err
+	}
+	return files, os.WriteFile(files[1], pod, 0o600)
 }
 
 func preemptPod(ns, name, class, cpu string, labels map[string]string) *corev1.Pod {
@@ -325,8 +467,8 @@ type preemptObserved struct {
 }
 
 // preemptObserve waits until the scheduler has tried the pending pod (its
-// PodScheduled condition is False), until the expected number of pods is
-// terminating when it nominated a node, and then for 3 s of quiet.
+// PodScheduled condition is False) and, when it nominated a node, until
+// the predicted number of pods is terminating.
 func preemptObserve(ctx context.Context, s preemptScenario, wantDeleted int) (preemptObserved, error) {
 	c := env.cp.admin
 	var o preemptObserved
@@ -376,8 +518,7 @@ func preemptObserve(ctx context.Context, s preemptScenario, wantDeleted int) (pr
 	if err != nil {
 		return o, fmt.Errorf("waiting for the scheduler (seen %+v): %w", o, err)
 	}
-	time.Sleep(3 * time.Second)
-	return o, read()
+	return o, nil
 }
 
 func preemptCompare(t *testing.T, s preemptScenario, p *contract.Prediction, o preemptObserved) {
