@@ -51,22 +51,25 @@ type preemptRunning struct {
 	name, node, class, cpu string
 	startedAgo             time.Duration
 	labels                 map[string]string
+	// avoid: required anti-affinity (per node) against pods with these labels.
+	avoid map[string]string
 }
 
 // preemptScenario: plain Node objects (name suffix -> allocatable cpu),
 // running pods, optional PDBs (selector app=X, no disruptions allowed), and
 // the pending pod; want is the hand-derived outcome.
 type preemptScenario struct {
-	name         string
-	nodes        map[string]string
-	running      []preemptRunning
-	guardedApps  []string
-	pendingClass string
-	pendingCPU   string
-	wantNode     string   // "" = no nomination
-	wantVictims  []string // sorted
-	wantEligible bool
-	why          string
+	name          string
+	nodes         map[string]string
+	running       []preemptRunning
+	guardedApps   []string
+	pendingClass  string
+	pendingCPU    string
+	pendingLabels map[string]string
+	wantNode      string   // "" = no nomination
+	wantVictims   []string // sorted
+	wantEligible  bool
+	why           string
 	// manifest: predicted offline (-f) from an export of the cluster plus
 	// the pod's manifest, which has no spec.priority yet; created after.
 	manifest bool
@@ -141,6 +144,20 @@ var preemptScenarios = []preemptScenario{
 		wantNode: "a", wantVictims: []string{"low-2", "low-3"}, wantEligible: true,
 		why:      "-f export + manifest; reprieve by priority, then start time",
 		manifest: true,
+	},
+	{
+		// a has cpu to spare, but its pod's required anti-affinity keeps the
+		// pending pod out: removing that pod (100) beats b's (500).
+		name:  "anti-affinity",
+		nodes: map[string]string{"a": "2", "b": "2"},
+		running: []preemptRunning{
+			{name: "shy", node: "a", class: "preempt-e2e-low", cpu: "100m", startedAgo: time.Hour,
+				labels: map[string]string{"app": "shy"}, avoid: map[string]string{"role": "critical"}},
+			{name: "busy", node: "b", class: "preempt-e2e-mid", cpu: "1500m", startedAgo: time.Hour},
+		},
+		pendingClass: "preempt-e2e-high", pendingCPU: "1", pendingLabels: map[string]string{"role": "critical"},
+		wantNode: "a", wantVictims: []string{"shy"}, wantEligible: true,
+		why: "an existing pod's anti-affinity blocks the node until it is preempted",
 	},
 }
 
@@ -290,6 +307,11 @@ func preemptSetUp(ctx context.Context, s preemptScenario) error {
 	for _, r := range s.running {
 		pod := preemptPod(s.ns(), r.name, r.class, r.cpu, r.labels)
 		pod.Spec.NodeName = s.nodeName(r.node)
+		if r.avoid != nil {
+			pod.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+					LabelSelector: &metav1.LabelSelector{MatchLabels: r.avoid}, TopologyKey: corev1.LabelHostname}}}}
+		}
 		created, err := c.CoreV1().Pods(s.ns()).Create(ctx, pod, metav1.CreateOptions{})
 		if err != nil {
 			return err
@@ -335,7 +357,7 @@ func preemptSetUp(ctx context.Context, s preemptScenario) error {
 }
 
 func preemptPendingPod(s preemptScenario) *corev1.Pod {
-	pending := preemptPod(s.ns(), preemptPendingName, s.pendingClass, s.pendingCPU, nil)
+	pending := preemptPod(s.ns(), preemptPendingName, s.pendingClass, s.pendingCPU, s.pendingLabels)
 	pending.Spec.SchedulerName = preemptSchedulerName
 	pending.Spec.NodeSelector = map[string]string{preemptScenarioLabel: s.name}
 	return pending
