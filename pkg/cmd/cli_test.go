@@ -161,7 +161,7 @@ func TestExitNotFound(t *testing.T) {
 }
 
 func TestExitUnsupportedKind(t *testing.T) {
-	for _, target := range []string{"daemonset/agent", "ds/agent", "daemonsets.apps/agent", "DaemonSet/agent", "job/backup", "jobs.batch/backup", "jobs.v1.batch/backup", "cronjob/nightly", "pod/web-1", "po/web-1"} {
+	for _, target := range []string{"daemonset/agent", "ds/agent", "daemonsets.apps/agent", "DaemonSet/agent", "job/backup", "jobs.batch/backup", "jobs.v1.batch/backup", "cronjob/nightly"} {
 		r := cliRun(t, nil, nil, target, "--replicas=1")
 		wantExit(t, r, ExitUnsupported, "unsupported")
 	}

@@ -45,6 +45,7 @@ type Options struct {
 	Target          []string
 	TargetNode      string
 	Assume          []string // node/NAME: signal=value what-ifs (node.go)
+	SchedulerConfig string   // pod/NAME only (pod.go)
 
 	replicasSet bool
 	recommend   bool // hpa/NAME without --replicas: the autoscaler's next step
@@ -130,6 +131,7 @@ func (o *Options) addFlags(c *cobra.Command) {
 	fl.BoolVar(&o.ShowVersion, "version", false, "Print the plugin's version and the supported Kubernetes rule versions (-o json or yaml for a document).")
 	o.addDesiredFlags(fl)
 	o.addWatchFlags(fl)
+	o.addPreemptionFlags(fl)
 	o.configFlags.AddFlags(c.PersistentFlags())
 }
 
@@ -302,6 +304,9 @@ func (o *Options) Validate() error {
 	}
 	if o.ref.Kind == snapshot.Node {
 		return o.validateNode()
+	}
+	if o.ref.Kind == kindPod {
+		return o.validatePod()
 	}
 	if !o.replicasSet {
 		return withCode(ExitUsage, "--replicas is required, e.g. kubectl scale-preview deploy/web --replicas=3 (for hpa/NAME it is optional)")

@@ -191,7 +191,19 @@ func TestBadInputMatrix(t *testing.T) {
 		{name: "target not in the file", args: static("-f", example, "deploy/nope", "-n", "shop", "--replicas=1"), code: ExitNotFound, words: []string{"nope", "not found"}},
 		{name: "target in another namespace", args: static("-f", example, "deploy/web", "-n", "other", "--replicas=1"), code: ExitNotFound, words: []string{"not found"}},
 		{name: "DaemonSet", args: static("-f", example, "ds/x", "--replicas=1"), code: ExitUnsupported},
-		{name: "Pod", args: static("-f", example, "pod/x", "--replicas=1"), code: ExitUnsupported},
+		// Pods: the scheduler's preemption (pod.go).
+		{name: "Pod with --replicas", args: static("-f", preemptFile, "pod/critical", "-n", "shop", "--replicas=1"), code: ExitUsage, words: []string{"--replicas does not apply"}},
+		{name: "Pod already running", args: static("-f", preemptFile, "pod/web-7d9f8c6b5-p6hj", "-n", "shop"), code: ExitUsage, words: []string{"already runs on node node-a"}},
+		{name: "Pod of unknown priority class", args: preemptVariant(func(s string) string {
+			return strings.Replace(s, "priorityClassName: high", "priorityClassName: urgent", 1)
+		}), code: ExitBadFile, words: []string{"unknown priority class", "urgent"}},
+		{name: "Pod manifest that is not a pod", args: static("-f", example, "pod/web", "-n", "shop"), code: ExitNotFound, words: []string{"pod shop/web is not in the files"}},
+		{name: "Pod without the node list", args: preemptVariant(dropNodes), code: ExitBadFile, words: []string{"no Node"}},
+		{name: "Pod with an unknown scheduler gate", args: static("-f", preemptFile, "pod/critical", "-n", "shop", "--feature-gates", "PodDeletionCost=false"), code: ExitUsage, words: []string{"PodDeletionCost"}},
+		{name: "Pod with a bad --scheduler-config", args: static("-f", preemptFile, "pod/critical", "-n", "shop", "--scheduler-config", preemptFile), code: ExitBadFile, words: []string{"KubeSchedulerConfiguration"}},
+		{name: "Pod with scheduling gates", args: preemptVariant(func(s string) string {
+			return strings.Replace(s, "  priorityClassName: high", "  priorityClassName: high\n  schedulingGates: [{name: wait}]", 1)
+		}), code: ExitUsage, words: []string{"scheduling gates"}},
 		{name: "Job", args: static("-f", example, "job/x", "--replicas=1"), code: ExitUnsupported},
 		// Arguments and flags.
 		{name: "no --replicas", args: static(off(example)...), code: ExitUsage, words: []string{"--replicas"}},

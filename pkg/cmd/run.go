@@ -24,6 +24,9 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.ref.Kind == snapshot.Node {
 		return o.runNode(ctx)
 	}
+	if o.ref.Kind == kindPod {
+		return o.runPod(ctx) // the scheduler's preemption (pod.go)
+	}
 	snap, info, err := o.load(ctx)
 	if err != nil {
 		return err

@@ -59,7 +59,11 @@ type Prediction struct {
 	// Eviction is set when the target is a Node: the kubelet's
 	// node-pressure eviction (eviction.go).
 	Eviction *Eviction `json:"eviction,omitempty"`
-	Warnings []string  `json:"warnings"`
+	// NominatedNode and Preemption: the target is a pending Pod (preemption.go).
+	NominatedNode string      `json:"nominatedNode,omitempty"`
+	Preemption    *Preemption `json:"preemption,omitempty"`
+
+	Warnings []string `json:"warnings"`
 	// Incomplete says why the input may not show the whole workload at one
 	// moment (status and pods disagree, a change not yet observed, the
 	// workload moved while it was read). Non-empty makes Certain false.

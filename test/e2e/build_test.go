@@ -23,6 +23,7 @@ const pluginBinary = "kubectl-scale_preview"
 type buildResult struct {
 	binDir        string
 	controlPlane  time.Duration // kube-apiserver + kube-controller-manager
+	scheduler     time.Duration // kube-scheduler (started only by TestPreemptE2E)
 	etcd          time.Duration
 	plugin        time.Duration
 	pluginPath    string // "" when the plugin could not be built
@@ -72,9 +73,14 @@ func buildBinaries(binDir string) (*buildResult, error) {
 		return nil, err
 	}
 	res := &buildResult{binDir: binDir}
-	logf("building kube-apiserver and kube-controller-manager into %s (cold: ~15 min on 2 cores; warm: seconds)", binDir)
+	logf("building kube-apiserver, kube-controller-manager and kube-scheduler into %s (cold: ~15 min on 2 cores; warm: seconds)", binDir)
 	res.controlPlane, err = goBuild(testModDir, "-ldflags", versionLDFlags, "-o", binDir+string(filepath.Separator),
 		"k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-controller-manager")
+	if err != nil {
+		return nil, err
+	}
+	res.scheduler, err = goBuild(testModDir, "-ldflags", versionLDFlags, "-o", filepath.Join(binDir, "kube-scheduler"),
+		"k8s.io/kubernetes/cmd/kube-scheduler")
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +88,8 @@ func buildBinaries(binDir string) (*buildResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	logf("built control plane in %s, etcd in %s", res.controlPlane.Round(time.Millisecond), res.etcd.Round(time.Millisecond))
+	logf("built control plane in %s, kube-scheduler in %s, etcd in %s", res.controlPlane.Round(time.Millisecond),
+		res.scheduler.Round(time.Millisecond), res.etcd.Round(time.Millisecond))
 
 	mainDir := filepath.Join(repoRoot, "cmd", pluginBinary)
 	if _, err := os.Stat(filepath.Join(mainDir, "main.go")); err != nil {

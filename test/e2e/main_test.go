@@ -118,8 +118,8 @@ func runSuite(m *testing.M) int {
 		code = 1
 	}
 	fmt.Fprintln(os.Stderr, env.stats.String())
-	logf("timings: control-plane build %s, etcd build %s, plugin build %s, control-plane start %s, tests %s",
-		b.controlPlane.Round(time.Millisecond), b.etcd.Round(time.Millisecond), b.plugin.Round(time.Millisecond),
+	logf("timings: control-plane build %s, kube-scheduler build %s, etcd build %s, plugin build %s, control-plane start %s, tests %s",
+		b.controlPlane.Round(time.Millisecond), b.scheduler.Round(time.Millisecond), b.etcd.Round(time.Millisecond), b.plugin.Round(time.Millisecond),
 		cp.startDuration.Round(time.Millisecond), suite.Round(time.Millisecond))
 	if code != 0 {
 		fmt.Fprint(os.Stderr, cp.logTails(40))

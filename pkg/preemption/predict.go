@@ -1,0 +1,671 @@
+// Package preemption predicts what kube-scheduler's DefaultPreemption
+// PostFilter does for a pod that fits on no node: whether it may preempt,
+// the node it nominates and the pods it deletes there, with the criterion
+// that decided the node. It reimplements pkg/scheduler/framework/preemption
+// and the Filter plugins whose answer changes when pods are removed; it
+// never imports k8s.io/kubernetes (the test module compares it with the
+// real scheduler).
+package preemption
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/scale-preview/scale-preview/pkg/rules"
+)
+
+// Input is everything the scheduler reads for one preemption attempt.
+type Input struct {
+	Nodes []*corev1.Node
+	// Pods is every pod of the cluster: bound ones, and pending ones that
+	// hold a nomination.
+	Pods []*corev1.Pod
+	PDBs []*policyv1.PodDisruptionBudget
+	// Namespaces are needed only for namespaceSelectors in inter-pod
+	// (anti-)affinity; nil means they were not read.
+	Namespaces []*corev1.Namespace
+	// Preemptor is the pending pod, its spec.priority resolved (see
+	// ResolvePriority for a manifest).
+	Preemptor *corev1.Pod
+	Rules     rules.SchedulerRules
+	// Unmodelled names what the caller knows the prediction cannot see
+	// (a non-default profile, extenders): the answer becomes uncertain.
+	Unmodelled []string
+}
+
+// Victim is a pod the scheduler deletes.
+type Victim struct {
+	Pod      *corev1.Pod
+	Priority int32
+	// PDBs are the budgets selecting the pod; Violates says it counts as a
+	// PDB violation (its budget had no disruption left).
+	PDBs     []string
+	Violates bool
+}
+
+// Candidate is a node where preemption makes room, with its victims in
+// the scheduler's order (most important first).
+type Candidate struct {
+	Node          string
+	Victims       []Victim
+	PDBViolations int
+}
+
+// Outcome is one possible nomination and its probability.
+type Outcome struct {
+	Candidate
+	Probability float64
+}
+
+// Separation explains why the winner beat the runner-up.
+type Separation struct {
+	RunnerUp  string
+	Criterion string // one of the Criterion* names; "" for an exact tie
+	Winner    string // the winner's value of that criterion
+	Other     string // the runner-up's value
+}
+
+// The node-selection criteria of pickOneNodeForPreemption, in order.
+const (
+	CriterionPDBViolations   = "fewest PDB violations"
+	CriterionHighestPriority = "lowest highest-victim priority"
+	CriterionSumPriorities   = "lowest sum of victim priorities"
+	CriterionFewestVictims   = "fewest victims"
+	CriterionLatestStart     = "latest start of the highest-priority victims"
+)
+
+// Result is the prediction.
+type Result struct {
+	// FitsOn lists nodes where the pod fits without preemption: the
+	// scheduler binds it and preempts nothing.
+	FitsOn []string
+	// Eligible is false when the pod may not preempt; Reason says why.
+	Eligible bool
+	Reason   string
+	// Excluded gives, per node that is no candidate, the reason.
+	Excluded map[string]string
+	// PotentialNodes is how many nodes failed only resolvable filters;
+	// Tried how many of them the scheduler dry-runs (all, or a sample from
+	// a random offset).
+	PotentialNodes, Tried int
+	Candidates            []Candidate
+	// Outcomes are the possible nominations, most likely first; empty when
+	// preemption does not help.
+	Outcomes   []Outcome
+	Separation *Separation
+	Certain    bool
+	// Uncertain says why the answer is not certain.
+	Uncertain []string
+}
+
+// Nominated is the most likely nominated node, "" when none.
+func (r *Result) Nominated() string {
+	if len(r.Outcomes) == 0 {
+		return ""
+	}
+	return r.Outcomes[0].Node
+}
+
+// ErrNoNodes is returned for an empty node list.
+var ErrNoNodes = errors.New("no nodes: the scheduler has nothing to preempt on")
+
+// Predict runs one scheduling cycle's Filter and DefaultPreemption.
+func Predict(in Input) (*Result, error) {
+	if len(in.Nodes) == 0 {
+		return nil, ErrNoNodes
+	}
+	c, err := newCluster(in)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Excluded: map[string]string{}, Certain: true}
+	c.unmodelled = append(c.unmodelled, in.Unmodelled...)
+	c.unmodelled = append(c.unmodelled, unmodelledSpec(in.Preemptor)...)
+
+	statuses := make([]verdict, len(c.nodes))
+	for i, n := range c.nodes {
+		statuses[i] = c.filterWithNominated(n)
+		if statuses[i].code == fits {
+			res.FitsOn = append(res.FitsOn, n.node.Name)
+		}
+	}
+	defer func() {
+		if len(c.unmodelled) > 0 {
+			res.Certain = false
+			res.Uncertain = append(c.unmodelled, res.Uncertain...)
+		}
+	}()
+	if len(res.FitsOn) > 0 {
+		res.Eligible = true
+		res.Reason = "the pod fits without preemption"
+		return res, nil
+	}
+	res.Eligible, res.Reason = c.eligible(in.Preemptor, statuses)
+	if !res.Eligible {
+		return res, nil
+	}
+	var potential []*nodeState
+	for i, n := range c.nodes {
+		if statuses[i].code == unschedulable {
+			potential = append(potential, n)
+		} else {
+			res.Excluded[n.node.Name] = statuses[i].reason
+		}
+	}
+	res.PotentialNodes = len(potential)
+	if len(potential) == 0 {
+		res.Reason = "preemption is not helpful: no node fails only filters that removing pods can fix"
+		return res, nil
+	}
+	pdbs := parsePDBs(in.PDBs)
+	cands := map[string]*Candidate{}
+	candidate := func(n *nodeState) *Candidate {
+		if cd, ok := cands[n.node.Name]; ok {
+			return cd
+		}
+		cd, why := c.selectVictims(n, pdbs, res)
+		if cd == nil {
+			res.Excluded[n.node.Name] = why
+		}
+		cands[n.node.Name] = cd
+		return cd
+	}
+	num := numCandidates(int32(len(potential)), in.Rules)
+	if int(num) >= len(potential) {
+		res.Tried = len(potential)
+		var all []*Candidate
+		for _, n := range potential {
+			if cd := candidate(n); cd != nil {
+				all = append(all, cd)
+			}
+		}
+		res.Outcomes = c.pick(all, 1, res)
+	} else {
+		res.Tried = int(num)
+		res.Certain = false
+		res.Uncertain = append(res.Uncertain, fmt.Sprintf("the scheduler dry-runs %d of %d nodes from a random offset, in parallel: probabilities assume each offset equally likely and nodes checked in order", num, len(potential)))
+		weights := map[string]*Outcome{}
+		for off := range potential {
+			var nv, v []*Candidate
+			for i := range potential {
+				cd := candidate(potential[(off+i)%len(potential)])
+				if cd == nil {
+					continue
+				}
+				if cd.PDBViolations == 0 {
+					if len(nv) < int(num) {
+						nv = append(nv, cd)
+					}
+				} else if len(v) < int(num) {
+					v = append(v, cd)
+				}
+				if len(nv) > 0 && len(nv)+len(v) >= int(num) {
+					break
+				}
+			}
+			for _, o := range c.pick(append(nv, v...), 1/float64(len(potential)), res) {
+				if w, ok := weights[o.Node]; ok {
+					w.Probability += o.Probability
+				} else {
+					o := o
+					weights[o.Node] = &o
+				}
+			}
+		}
+		for _, o := range weights {
+			res.Outcomes = append(res.Outcomes, *o)
+		}
+		sortOutcomes(res.Outcomes)
+	}
+	for _, n := range potential {
+		if cd := cands[n.node.Name]; cd != nil {
+			res.Candidates = append(res.Candidates, *cd)
+		}
+	}
+	if len(res.Outcomes) == 0 {
+		res.Reason = "preemption is not helpful: no node has room even with all lower-priority pods removed"
+		return res, nil
+	}
+	if len(res.Outcomes) > 1 {
+		res.Certain = false
+	}
+	res.Separation = separate(res.Outcomes[0].Candidate, res.Candidates)
+	return res, nil
+}
+
+func numCandidates(nodes int32, r rules.SchedulerRules) int32 {
+	n := nodes * r.MinCandidateNodesPercentage / 100
+	n = max(n, r.MinCandidateNodesAbsolute)
+	return min(n, nodes)
+}
+
+// eligible is PodEligibleToPreemptOthers.
+func (c *cluster) eligible(pod *corev1.Pod, statuses []verdict) (bool, string) {
+	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == corev1.PreemptNever {
+		return false, "the pod's preemptionPolicy is Never"
+	}
+	nom := pod.Status.NominatedNodeName
+	if nom == "" {
+		return true, ""
+	}
+	n := c.byName[nom]
+	if n == nil {
+		return true, ""
+	}
+	if statuses[slices.Index(c.nodes, n)].code == unresolvable {
+		return true, ""
+	}
+	for _, p := range n.pods {
+		if p.priority < c.pre.priority && c.terminatingByPreemption(p.pod) {
+			return false, fmt.Sprintf("pod %s/%s on the nominated node %s is still terminating after an earlier preemption", p.pod.Namespace, p.pod.Name, nom)
+		}
+	}
+	return true, ""
+}
+
+func (c *cluster) terminatingByPreemption(p *corev1.Pod) bool {
+	if p.DeletionTimestamp == nil {
+		return false
+	}
+	if !c.rules.TerminatingNeedsPreemptionCondition {
+		return true
+	}
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.DisruptionTarget {
+			return cond.Status == corev1.ConditionTrue && cond.Reason == corev1.PodReasonPreemptionByScheduler
+		}
+	}
+	return false
+}
+
+type pdb struct {
+	name, namespace string
+	selector        labels.Selector
+	allowed         int32
+	disrupted       map[string]metav1.Time
+}
+
+func parsePDBs(in []*policyv1.PodDisruptionBudget) []pdb {
+	out := make([]pdb, 0, len(in))
+	for _, p := range in {
+		sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
+		if err != nil {
+			continue // the scheduler skips a budget it cannot parse
+		}
+		out = append(out, pdb{name: p.Name, namespace: p.Namespace, selector: sel, allowed: p.Status.DisruptionsAllowed, disrupted: p.Status.DisruptedPods})
+	}
+	return out
+}
+
+// moreImportant is MoreImportantVictim for single pods: higher priority,
+// then earlier start (a pod without a start time starts "now").
+func moreImportant(a, b *podInfo) bool {
+	if a.priority != b.priority {
+		return a.priority > b.priority
+	}
+	ta, oka := a.startTime()
+	tb, okb := b.startTime()
+	switch {
+	case oka && okb:
+		return ta.Before(tb)
+	case oka:
+		return true
+	}
+	return false
+}
+
+func sameRank(a, b *podInfo) bool { return !moreImportant(a, b) && !moreImportant(b, a) }
+
+// selectVictims is SelectVictimsOnNode; nil and the reason when the node
+// is no candidate.
+func (c *cluster) selectVictims(n *nodeState, pdbs []pdb, res *Result) (*Candidate, string) {
+	var potential []*podInfo
+	for _, p := range n.pods {
+		if p.priority < c.pre.priority {
+			potential = append(potential, p)
+		}
+	}
+	if len(potential) == 0 {
+		return nil, "no pods of lower priority to preempt"
+	}
+	victims, violations, why := c.reprieve(n, potential, pdbs)
+	if victims == nil {
+		return nil, why
+	}
+	// Pods of equal rank are ordered by sort.Slice on the cache's order,
+	// which this plugin cannot know: when another order spares other pods,
+	// say so.
+	if hasTies(potential) {
+		rev := slices.Clone(potential)
+		slices.Reverse(rev)
+		alt, _, _ := c.reprieve(n, rev, pdbs)
+		if !sameVictims(victims, alt) {
+			res.Uncertain = append(res.Uncertain, fmt.Sprintf("on node %s pods of equal priority and start time compete to be spared: which ones the scheduler deletes depends on its cache order", n.node.Name))
+			res.Certain = false
+		}
+	}
+	cd := &Candidate{Node: n.node.Name, PDBViolations: len(violations)}
+	for _, v := range victims {
+		vic := c.victim(v, pdbs)
+		vic.Violates = violations[v]
+		cd.Victims = append(cd.Victims, vic)
+	}
+	return cd, ""
+}
+
+func hasTies(ps []*podInfo) bool {
+	for i := range ps {
+		for j := i + 1; j < len(ps); j++ {
+			if sameRank(ps[i], ps[j]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sameVictims(a, b []*podInfo) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	set := map[*podInfo]bool{}
+	for _, p := range a {
+		set[p] = true
+	}
+	for _, p := range b {
+		if !set[p] {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *cluster) victim(p *podInfo, pdbs []pdb) Victim {
+	v := Victim{Pod: p.pod, Priority: p.priority}
+	for _, b := range pdbs {
+		if b.namespace == p.pod.Namespace && !b.selector.Empty() && len(p.pod.Labels) > 0 && b.selector.Matches(labels.Set(p.pod.Labels)) {
+			v.PDBs = append(v.PDBs, b.name)
+		}
+	}
+	return v
+}
+
+// reprieve removes every potential victim, checks the pod fits, then adds
+// them back one by one (PDB-violating first, most important first) while
+// it still fits. It leaves the node as it found it.
+func (c *cluster) reprieve(n *nodeState, potential []*podInfo, pdbs []pdb) ([]*podInfo, map[*podInfo]bool, string) {
+	for _, p := range potential {
+		c.move(p, n, -1)
+	}
+	if v := c.filterWithNominated(n); v.code != fits {
+		for _, p := range potential {
+			c.move(p, n, 1)
+		}
+		return nil, nil, "does not fit even with all lower-priority pods removed: " + v.reason
+	}
+	sorted := slices.Clone(potential)
+	sort.SliceStable(sorted, func(i, j int) bool { return moreImportant(sorted[i], sorted[j]) })
+	violating, nonViolating := splitByPDB(sorted, pdbs)
+	var victims []*podInfo
+	violations := map[*podInfo]bool{}
+	try := func(p *podInfo) bool {
+		c.move(p, n, 1)
+		if c.filterWithNominated(n).code == fits {
+			return true
+		}
+		c.move(p, n, -1)
+		victims = append(victims, p)
+		return false
+	}
+	for _, p := range violating {
+		if !try(p) {
+			violations[p] = true
+		}
+	}
+	for _, p := range nonViolating {
+		try(p)
+	}
+	for _, p := range victims {
+		c.move(p, n, 1)
+	}
+	if len(violating) > 0 && len(nonViolating) > 0 {
+		sort.SliceStable(victims, func(i, j int) bool { return moreImportant(victims[i], victims[j]) })
+	}
+	if len(victims) == 0 {
+		return nil, nil, "fits after reprieving every pod (the scheduler reports an error)"
+	}
+	return victims, violations, ""
+}
+
+// splitByPDB is FilterVictimsWithPDBViolation: budgets are spent in the
+// victims' order; a pod violates at the first budget that goes negative.
+func splitByPDB(sorted []*podInfo, pdbs []pdb) (violating, nonViolating []*podInfo) {
+	allowed := make([]int32, len(pdbs))
+	for i, b := range pdbs {
+		allowed[i] = b.allowed
+	}
+	for _, p := range sorted {
+		violates := false
+		if len(p.pod.Labels) > 0 {
+			for i, b := range pdbs {
+				if b.namespace != p.pod.Namespace || b.selector.Empty() || !b.selector.Matches(labels.Set(p.pod.Labels)) {
+					continue
+				}
+				if _, ok := b.disrupted[p.pod.Name]; ok {
+					continue
+				}
+				allowed[i]--
+				if allowed[i] < 0 {
+					violates = true
+					break
+				}
+			}
+		}
+		if violates {
+			violating = append(violating, p)
+		} else {
+			nonViolating = append(nonViolating, p)
+		}
+	}
+	return violating, nonViolating
+}
+
+// scores are pickOneNodeForPreemption's criteria, higher is better; ok is
+// false for the start-time score when it reads the clock.
+func scores(cd *Candidate) ([5]int64, bool) {
+	var s [5]int64
+	s[0] = -int64(cd.PDBViolations)
+	s[1] = -int64(cd.Victims[0].Priority)
+	var sum int64
+	for _, v := range cd.Victims {
+		sum += int64(v.Priority) + int64(math.MaxInt32+1)
+	}
+	s[2] = -sum
+	s[3] = -int64(len(cd.Victims))
+	maxPrio := cd.Victims[0].Priority
+	var earliest *metav1.Time
+	known := true
+	for _, v := range cd.Victims {
+		if v.Priority > maxPrio {
+			maxPrio, earliest = v.Priority, nil
+		}
+		if v.Priority != maxPrio {
+			continue
+		}
+		if v.Pod.Status.StartTime == nil {
+			known = false
+			continue
+		}
+		if earliest == nil || v.Pod.Status.StartTime.Before(earliest) {
+			earliest = v.Pod.Status.StartTime
+		}
+	}
+	if earliest != nil {
+		s[4] = earliest.UnixNano()
+	} else {
+		s[4] = math.MaxInt64 // "now"
+	}
+	return s, known
+}
+
+var criteria = [5]string{CriterionPDBViolations, CriterionHighestPriority, CriterionSumPriorities, CriterionFewestVictims, CriterionLatestStart}
+
+// pick is pickOneNodeForPreemption over these candidates; weight is the
+// probability of this candidate set. The scheduler breaks an exact tie by
+// Go map order: each tied node gets an equal share.
+func (c *cluster) pick(cands []*Candidate, weight float64, res *Result) []Outcome {
+	if len(cands) == 0 {
+		return nil
+	}
+	if len(cands) == 1 {
+		return []Outcome{{Candidate: *cands[0], Probability: weight}}
+	}
+	left := slices.Clone(cands)
+	for k := range criteria {
+		best := int64(math.MinInt64)
+		var sel []*Candidate
+		for _, cd := range left {
+			s, known := scores(cd)
+			if k == 4 && !known {
+				res.Certain = false
+				res.Uncertain = appendOnce(res.Uncertain, "victims without a start time count as starting now: the last criterion compares clock readings")
+			}
+			if s[k] > best {
+				best, sel = s[k], nil
+			}
+			if s[k] == best {
+				sel = append(sel, cd)
+			}
+		}
+		left = sel
+		if len(left) == 1 {
+			break
+		}
+	}
+	out := make([]Outcome, 0, len(left))
+	for _, cd := range left {
+		out = append(out, Outcome{Candidate: *cd, Probability: weight / float64(len(left))})
+	}
+	if len(left) > 1 {
+		res.Uncertain = appendOnce(res.Uncertain, "candidate nodes tie on every criterion: the scheduler takes the first in Go map order")
+	}
+	return out
+}
+
+func appendOnce(s []string, msg string) []string {
+	if slices.Contains(s, msg) {
+		return s
+	}
+	return append(s, msg)
+}
+
+func sortOutcomes(o []Outcome) {
+	slices.SortStableFunc(o, func(a, b Outcome) int {
+		return cmp.Or(cmp.Compare(b.Probability, a.Probability), cmp.Compare(a.Node, b.Node))
+	})
+}
+
+// separate finds the best other candidate and the first criterion that
+// tells it from the winner.
+func separate(winner Candidate, all []Candidate) *Separation {
+	ws, _ := scores(&winner)
+	var runner *Candidate
+	var rs [5]int64
+	for i := range all {
+		cd := &all[i]
+		if cd.Node == winner.Node {
+			continue
+		}
+		s, _ := scores(cd)
+		if runner == nil || slices.Compare(s[:], rs[:]) > 0 {
+			runner, rs = cd, s
+		}
+	}
+	if runner == nil {
+		return nil
+	}
+	sep := &Separation{RunnerUp: runner.Node}
+	for k := range criteria {
+		if ws[k] != rs[k] {
+			sep.Criterion = criteria[k]
+			sep.Winner, sep.Other = criterionValue(k, &winner, ws[k]), criterionValue(k, runner, rs[k])
+			break
+		}
+	}
+	return sep
+}
+
+func criterionValue(k int, cd *Candidate, s int64) string {
+	switch k {
+	case 4:
+		if s == math.MaxInt64 {
+			return "now (no start time)"
+		}
+		for _, v := range cd.Victims {
+			if st := v.Pod.Status.StartTime; st != nil && st.UnixNano() == s {
+				return st.UTC().Format("2006-01-02T15:04:05Z")
+			}
+		}
+		return fmt.Sprint(s)
+	case 2:
+		var sum int64
+		for _, v := range cd.Victims {
+			sum += int64(v.Priority)
+		}
+		return fmt.Sprint(sum)
+	default:
+		return fmt.Sprint(-s)
+	}
+}
+
+// unmodelledSpec names the parts of the pod's spec whose filters this
+// package does not model.
+func unmodelledSpec(p *corev1.Pod) []string {
+	var out []string
+	for _, v := range p.Spec.Volumes {
+		switch {
+		case v.ConfigMap != nil, v.Secret != nil, v.EmptyDir != nil, v.DownwardAPI != nil, v.Projected != nil, v.HostPath != nil, v.Image != nil:
+		default:
+			out = appendOnce(out, fmt.Sprintf("volume %q: volume limits, binding, zones and restrictions are not modelled", v.Name))
+		}
+	}
+	if len(p.Spec.ResourceClaims) > 0 {
+		out = append(out, "resource claims (dynamic resource allocation) are not modelled")
+	}
+	for _, t := range p.Spec.Tolerations {
+		if t.Operator != "" && t.Operator != corev1.TolerationOpEqual && t.Operator != corev1.TolerationOpExists {
+			out = append(out, fmt.Sprintf("toleration operator %s is not modelled", t.Operator))
+		}
+	}
+	if p.Spec.RuntimeClassName != nil && p.Spec.Overhead == nil && p.Spec.NodeName == "" && p.UID == "" {
+		out = append(out, fmt.Sprintf("runtimeClassName %q: the overhead admission would add is not known offline", *p.Spec.RuntimeClassName))
+	}
+	if a := p.Spec.Affinity; a != nil {
+		for _, t := range slices.Concat(requiredAffinity(p), requiredAntiAffinity(p)) {
+			if len(t.MatchLabelKeys) > 0 || len(t.MismatchLabelKeys) > 0 {
+				out = appendOnce(out, "matchLabelKeys/mismatchLabelKeys in inter-pod affinity are not modelled")
+			}
+		}
+	}
+	if p.Spec.SchedulingGroup != nil {
+		out = append(out, "pods of a scheduling group (workload-aware preemption) are not modelled")
+	}
+	return out
+}
+
+func join(s []string) string { return strings.Join(s, ", ") }
+
+func sortedNames(m map[corev1.ResourceName]int64) []corev1.ResourceName {
+	return slices.Sorted(maps.Keys(m))
+}

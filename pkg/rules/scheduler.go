@@ -1,0 +1,125 @@
+package rules
+
+import (
+	"maps"
+	"slices"
+)
+
+// The scheduler's preemption switches live apart from the scale-in table
+// (Switches, gateHistory): their gates belong to kube-scheduler, not to
+// kube-controller-manager, and --feature-gates for scale-in must keep
+// rejecting them. Each entry was read from that release's
+// pkg/scheduler/framework/{preemption,plugins} and pkg/features.
+
+// Scheduler gates that change what preemption decides.
+const (
+	SidecarContainers                      = "SidecarContainers"
+	NodeInclusionPolicyInPodTopologySpread = "NodeInclusionPolicyInPodTopologySpread"
+	MinDomainsInPodTopologySpread          = "MinDomainsInPodTopologySpread"
+	MatchLabelKeysInPodTopologySpread      = "MatchLabelKeysInPodTopologySpread"
+	PodDisruptionConditions                = "PodDisruptionConditions"
+	InPlacePodVerticalScaling              = "InPlacePodVerticalScaling"
+)
+
+var schedulerGateHistory = map[string]gateSpan{
+	SidecarContainers:                      {added: 28, defaultOn: 29, locked: 33},
+	PodLevelResources:                      gateHistory[PodLevelResources], // the kubelet reads it too
+	NodeInclusionPolicyInPodTopologySpread: {added: 25, defaultOn: 26, locked: 33},
+	MinDomainsInPodTopologySpread:          {added: 24, defaultOn: 27, locked: 30, removed: 32},
+	MatchLabelKeysInPodTopologySpread:      {added: 25, defaultOn: 27},
+	PodDisruptionConditions:                {added: 25, defaultOn: 26, locked: 31, removed: 33},
+	InPlacePodVerticalScaling:              {added: 27, defaultOn: 33, locked: 35},
+}
+
+// SchedulerRules are the switches of kube-scheduler's DefaultPreemption and
+// of the Filter plugins whose answer changes when pods are removed.
+type SchedulerRules struct {
+	Minor int
+	Gates map[string]bool
+
+	// MinCandidateNodesPercentage and MinCandidateNodesAbsolute are
+	// DefaultPreemptionArgs (defaults 10 and 100 in every release).
+	MinCandidateNodesPercentage int32
+	MinCandidateNodesAbsolute   int32
+
+	// TerminatingNeedsPreemptionCondition: a terminating pod on the
+	// nominated node blocks a new preemption only when its DisruptionTarget
+	// condition says PreemptionByScheduler (before 1.27 any terminating
+	// lower-priority pod did).
+	TerminatingNeedsPreemptionCondition bool
+	// RequestAboveAllocatableUnresolvable: a request larger than the node's
+	// whole allocatable makes the node UnschedulableAndUnresolvable, so it
+	// is not a preemption candidate (1.34+). Earlier such nodes were tried
+	// and failed after removing all victims: the same outcome.
+	RequestAboveAllocatableUnresolvable bool
+	SidecarContainers                   bool // restartable init containers add to the pod's request
+	PodLevelResources                   bool // spec.resources replaces the containers' sum
+	UseStatusResources                  bool // running pods count max(spec, allocated) (in-place resize)
+	NodeInclusionPolicy                 bool // topology spread honours nodeAffinityPolicy/nodeTaintsPolicy
+	MinDomains                          bool // topology spread honours minDomains
+	MatchLabelKeys                      bool // topology spread merges matchLabelKeys into the selector
+}
+
+type schedulerSwitch struct {
+	since int
+	gate  string
+	ref   func(*SchedulerRules) *bool
+}
+
+var schedulerSwitches = []schedulerSwitch{
+	{since: 27, gate: PodDisruptionConditions, ref: func(r *SchedulerRules) *bool { return &r.TerminatingNeedsPreemptionCondition }},
+	{since: 34, ref: func(r *SchedulerRules) *bool { return &r.RequestAboveAllocatableUnresolvable }},
+	{gate: SidecarContainers, ref: func(r *SchedulerRules) *bool { return &r.SidecarContainers }},
+	{gate: PodLevelResources, ref: func(r *SchedulerRules) *bool { return &r.PodLevelResources }},
+	{gate: InPlacePodVerticalScaling, ref: func(r *SchedulerRules) *bool { return &r.UseStatusResources }},
+	{gate: NodeInclusionPolicyInPodTopologySpread, ref: func(r *SchedulerRules) *bool { return &r.NodeInclusionPolicy }},
+	{gate: MinDomainsInPodTopologySpread, ref: func(r *SchedulerRules) *bool { return &r.MinDomains }},
+	{gate: MatchLabelKeysInPodTopologySpread, ref: func(r *SchedulerRules) *bool { return &r.MatchLabelKeys }},
+}
+
+// SchedulerGatesFor returns the default of every preemption-relevant
+// scheduler gate that exists in 1.<minor>.
+func SchedulerGatesFor(minor int) map[string]bool {
+	gates := map[string]bool{}
+	for name, h := range schedulerGateHistory {
+		if h.exists(minor) {
+			gates[name] = h.defaultFor(minor)
+		}
+	}
+	return gates
+}
+
+// SchedulerGateNames lists the gates Scheduler reads, sorted.
+func SchedulerGateNames() []string { return slices.Sorted(maps.Keys(schedulerGateHistory)) }
+
+// Scheduler builds the preemption rules of 1.<minor> (clamped to the
+// supported range). Overrides of unknown, absent or locked gates are
+// ignored, as Resolve does.
+func Scheduler(minor int, overrides map[string]bool) SchedulerRules {
+	minor = min(max(minor, Oldest), Newest)
+	gates := SchedulerGatesFor(minor)
+	for name, v := range overrides {
+		if h, ok := schedulerGateHistory[name]; ok && h.exists(minor) && !h.lockedIn(minor) {
+			gates[name] = v
+		}
+	}
+	r := SchedulerRules{Minor: minor, Gates: gates, MinCandidateNodesPercentage: 10, MinCandidateNodesAbsolute: 100}
+	for _, s := range schedulerSwitches {
+		on := minor >= s.since
+		if on && s.gate != "" {
+			h := schedulerGateHistory[s.gate]
+			switch {
+			case minor < h.added:
+				on = false
+			case !h.exists(minor):
+				on = true // graduated and removed
+			case h.lockedIn(minor):
+				on = h.defaultFor(minor)
+			default:
+				on = gates[s.gate]
+			}
+		}
+		*s.ref(&r) = on
+	}
+	return r
+}
