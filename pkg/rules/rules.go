@@ -61,6 +61,8 @@ var gateHistory = map[string]gateSpan{
 	StatefulSetStartOrdinal:     {added: 26, defaultOn: 27, locked: 31, removed: 34},
 	StatefulSetRecreateStrategy: {added: 37},
 	HPAConfigurableTolerance:    {added: 33, defaultOn: 35, locked: 37},
+	ElasticIndexedJob:           {added: 27, defaultOn: 27, locked: 31, removed: 34},
+	JobTrackingWithFinalizers:   {added: 22, defaultOn: 25, locked: 26, removed: 29},
 }
 
 func (h gateSpan) exists(minor int) bool {
@@ -99,6 +101,7 @@ type RuleSet struct {
 	Deployment  DeploymentRules
 	StatefulSet StatefulSetRules
 	Autoscaler  AutoscalerRules
+	Job         JobRules
 }
 
 // AutoscalerRules are the HorizontalPodAutoscaler controller's switches.
@@ -171,7 +174,7 @@ const (
 )
 
 // Switches is the version table: every version-dependent behaviour.
-var Switches = []Switch{
+var Switches = append([]Switch{
 	{Field: "DeletionCost", Kind: KindComparator, Gate: PodDeletionCost,
 		What: "rule 4: lower pod-deletion-cost goes first", ref: func(r *RuleSet) *bool { return &r.DeletionCost }},
 	{Field: "LogScale", Kind: KindComparator, Gate: LogarithmicScaleDown,
@@ -212,7 +215,7 @@ var Switches = []Switch{
 		What: "the Recreate update strategy is enabled", ref: func(r *RuleSet) *bool { return &r.StatefulSet.RecreateGate }},
 	{Field: "Autoscaler.ConfigurableTolerance", Kind: KindAutoscaler, Gate: HPAConfigurableTolerance,
 		What: "an autoscaler's behavior.scaleUp/scaleDown.tolerance replaces the controller-wide 0.1", ref: func(r *RuleSet) *bool { return &r.Autoscaler.ConfigurableTolerance }},
-}
+}, jobSwitches...)
 
 // GatesOf returns the effective gates read by the controllers of these
 // kinds (KindComparator, KindStatefulSet, ...): what a prediction for one
