@@ -27,7 +27,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return withCode(ExitUsage, "%v", err)
 	}
-	wo := workload.Options{Rules: rs, Now: o.now, Seed: 1}
+	wo := workload.Options{Rules: rs, Now: o.now, Seed: 1, JobCompletions: o.jobCompletions()}
 	pred, err := workload.Predict(snap, o.ref, o.Replicas, wo)
 	if err != nil {
 		return err
@@ -52,6 +52,9 @@ func (o *Options) Run(ctx context.Context) error {
 
 func (o *Options) print(pred *prediction.Prediction) error {
 	pred.Normalize()
+	if o.printJobNote(o.Out, pred) {
+		return nil
+	}
 	if o.printer != nil {
 		return o.printer.PrintObj(pred, o.Out)
 	}

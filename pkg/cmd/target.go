@@ -24,12 +24,12 @@ var modelled = map[schema.GroupKind]string{
 	{Group: "apps", Kind: "StatefulSet"}:                    snapshot.StatefulSet,
 	{Group: "", Kind: "ReplicationController"}:              snapshot.ReplicationController,
 	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: kindHPA,
+	{Group: "batch", Kind: "Job"}:                           snapshot.Job,
 }
 
 // unsupported explains kinds that have no scale-in victim choice to predict.
 var unsupported = map[schema.GroupKind]string{
 	{Group: "apps", Kind: "DaemonSet"}: "DaemonSets have no replica count: their pods go when nodes stop being eligible",
-	{Group: "batch", Kind: "Job"}:      "Jobs shrink by parallelism with a different comparator (no cost, no rank, exact times); not modelled",
 	{Group: "batch", Kind: "CronJob"}:  "CronJobs create Jobs; they are not scaled",
 	{Group: "", Kind: "Pod"}:           "a pod is not scaled; name its Deployment, ReplicaSet, ReplicationController or StatefulSet",
 }

@@ -67,6 +67,7 @@ type Fate struct {
 type Result struct {
 	Indexed     bool
 	Parallelism int32 // current spec.parallelism
+	// Completions is what the sync after the change reads (new or unchanged).
 	Completions *int32
 	// Active counts the active pods; Want is wantActive after the change.
 	Active    int
@@ -111,6 +112,7 @@ func Predict(in Input) (Result, error) {
 		}
 		completions = in.Completions
 	}
+	res.Completions = completions
 	if in.Parallelism < 0 {
 		return res, fmt.Errorf("parallelism must not be negative, got %d", in.Parallelism)
 	}
