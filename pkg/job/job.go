@@ -80,7 +80,7 @@ type Result struct {
 	Victims    int
 	Contenders []engine.Contenders
 	Certain    bool
-	// Syncs is how many syncs the deletions take (500 per sync from 1.23).
+	// Syncs is how many syncs the deletions take (500 per sync from 1.22).
 	Syncs    int
 	Warnings []string
 	// Note, when set, is the whole answer: nothing is scaled in (a

@@ -16,7 +16,7 @@ type JobInfo struct {
 	// Forced counts pods removed before any comparison: without an index,
 	// duplicates of an index, or an index >= completions.
 	Forced int `json:"forced"`
-	// Syncs the deletions take (500 per sync from 1.23).
+	// Syncs the deletions take (500 per sync from 1.22).
 	Syncs int `json:"syncs"`
 	// NoChange: nothing to scale in (not lower, suspended, finished); the
 	// message says why.

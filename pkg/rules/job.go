@@ -14,7 +14,7 @@ const (
 // KindJob is the Job controller.
 const KindJob = "Job"
 
-// JobMaxDeletesPerSync is job.MaxPodCreateDeletePerSync (1.23+).
+// JobMaxDeletesPerSync is job.MaxPodCreateDeletePerSync (1.22+; unexported in 1.22).
 const JobMaxDeletesPerSync = 500
 
 // JobRules are the Job controller's scale-in switches (manageJob and
@@ -47,7 +47,7 @@ var jobSwitches = []Switch{
 		What: "pods wanted = min(parallelism, completions - succeeded); without completions, none removed after a success", ref: func(r *RuleSet) *bool { return &r.Job.WantRemaining }},
 	{Field: "Job.OutOfRange", Kind: KindJob, Since: 22,
 		What: "Indexed: pods with an index >= completions are removed first", ref: func(r *RuleSet) *bool { return &r.Job.OutOfRange }},
-	{Field: "Job.DeleteCap", Kind: KindJob, Since: 23,
+	{Field: "Job.DeleteCap", Kind: KindJob, Since: 22,
 		What: "at most 500 pod deletions per sync", ref: func(r *RuleSet) *bool { return &r.Job.DeleteCap }},
 	{Field: "Job.ElasticIndexed", Kind: KindJob, Since: 27, Gate: ElasticIndexedJob,
 		What: "Indexed: completions may change together with parallelism", ref: func(r *RuleSet) *bool { return &r.Job.ElasticIndexed }},

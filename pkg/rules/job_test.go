@@ -70,8 +70,8 @@ func TestJobSwitchesByVersion(t *testing.T) {
 		want  JobRules
 	}{
 		{21, nil, JobRules{}},
-		{22, nil, JobRules{WantRemaining: true, OutOfRange: true}},
-		{22, map[string]bool{JobTrackingWithFinalizers: true}, JobRules{WantRemaining: true, OutOfRange: true, TrackingFinalizers: true}},
+		{22, nil, JobRules{WantRemaining: true, OutOfRange: true, DeleteCap: true}},
+		{22, map[string]bool{JobTrackingWithFinalizers: true}, JobRules{WantRemaining: true, OutOfRange: true, DeleteCap: true, TrackingFinalizers: true}},
 		{23, nil, JobRules{WantRemaining: true, OutOfRange: true, DeleteCap: true}},
 		{25, nil, JobRules{WantRemaining: true, OutOfRange: true, DeleteCap: true, TrackingFinalizers: true}},
 		{26, nil, JobRules{WantRemaining: true, OutOfRange: true, DeleteCap: true, TrackingFinalizers: true, TrackingAll: true}},

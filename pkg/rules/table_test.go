@@ -40,7 +40,7 @@ StatefulSet.RecreateGate                StatefulSet    never      gate StatefulS
 Autoscaler.ConfigurableTolerance        HorizontalPodAutoscaler1.35-1.37  gate HPAConfigurableTolerance
 Job.WantRemaining                       Job            1.22-1.37
 Job.OutOfRange                          Job            1.22-1.37
-Job.DeleteCap                           Job            1.23-1.37
+Job.DeleteCap                           Job            1.22-1.37
 Job.ElasticIndexed                      Job            1.27-1.37  gate ElasticIndexedJob
 Job.TrackingFinalizers                  Job            1.25-1.37  gate JobTrackingWithFinalizers
 Job.TrackingAll                         Job            1.26-1.37
