@@ -271,3 +271,20 @@ func TestParseIndexes(t *testing.T) {
 		}
 	}
 }
+
+// 1.21 has no out-of-range step: a pod beyond completions is one of the
+// sorted ones (completions could not change then).
+func TestOutOfRangeFrom122(t *testing.T) {
+	j := testJob(3, ptr.To[int32](2), true)
+	pods := []*corev1.Pod{
+		pod("t-0", 0, true, time.Minute, time.Hour),
+		pod("t-1", 1, true, time.Minute, time.Hour),
+		pod("t-5", 5, true, time.Hour, 2*time.Hour), // ready longest: sorts last
+	}
+	if r := predict(t, j, pods, 3, nil, 37); fates(r) != "t-5:D t-0:k t-1:k" {
+		t.Errorf("1.37: %s", fates(r))
+	}
+	if r := predict(t, j, pods, 2, nil, 21); r.Order[0].Pod.Name == "t-5" || r.Victims != 1 {
+		t.Errorf("1.21: %s", fates(r))
+	}
+}
