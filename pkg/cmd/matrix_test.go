@@ -200,6 +200,10 @@ func TestBadInputMatrix(t *testing.T) {
 		{name: "Indexed Job completions before 1.27", args: static("-f", jobFile, "-n", "ml", "job/train", "--parallelism=3", "--completions=3", "--kube-version", "1.26"), code: ExitUsage, words: []string{"1.26", "ElasticIndexedJob"}},
 		{name: "Indexed Job completions with the gate off", args: static("-f", jobFile, "-n", "ml", "job/train", "--parallelism=3", "--completions=3", "--kube-version", "1.30", "--feature-gates", "ElasticIndexedJob=false"), code: ExitUsage, words: []string{"ElasticIndexedJob"}},
 		{name: "Job steering", args: static("-f", jobFile, "-n", "ml", "job/queue", "--parallelism=2", "--spare", "queue-a"), code: ExitUsage, words: []string{"pod-deletion-cost"}},
+		{name: "Job snapshot without its pods", args: func(t *testing.T) []string {
+			return []string{"-f", writeFile(t, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: lone, namespace: ml, uid: u1}\nspec: {parallelism: 3, selector: {matchLabels: {a: b}}}\nstatus: {active: 3, startTime: \"2025-06-01T10:00:00Z\"}\n"),
+				"job/lone", "-n", "ml", "--parallelism=1"}
+		}, code: ExitBadFile, words: []string{"Job lone counts 3 pods", "kubectl get jobs,pods"}},
 		{name: "Job not in the file", args: static("-f", jobFile, "-n", "ml", "job/nope", "--parallelism=1"), code: ExitNotFound, words: []string{"nope"}},
 		// Arguments and flags.
 		{name: "no --replicas", args: static(off(example)...), code: ExitUsage, words: []string{"--replicas"}},
