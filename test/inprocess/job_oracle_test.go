@@ -295,8 +295,8 @@ func jobRunRepeated(sc *jobScenario, n int, firstSeed uint64) ([]map[string]bool
 // jobReport sums up one scenario's comparison.
 type jobReport struct {
 	runs, certainChecked, contradicted, probChecked, probOff, probBeyond int
-	maxDiff                                                             float64
-	problems                                                            []string
+	maxDiff                                                              float64
+	problems                                                             []string
 }
 
 func jobJudge(pred *prediction.Prediction, outs []map[string]bool) jobReport {
