@@ -381,6 +381,13 @@ func sortLeft(in Input, r rules.RuleSet, left []*engine.Pod, need int) ([]Fate, 
 			}
 			out = append(out, Fate{Placed: pl, Index: CompletionIndex(pl.Pod.Source), Cause: Sorted})
 		}
+		why := "the controller sorts from index order, but this release may be built with a Go older than 1.19, whose sort.Sort breaks ties another way; shown as equal shares"
+		if capped {
+			why = "later syncs sort a shorter list from index order, which may break the tie another way; shown as equal shares"
+		}
+		for i := range er.Contenders {
+			er.Contenders[i].Reason, er.Contenders[i].Exact = "tie under every rule: "+why, false
+		}
 		return out, er.Contenders
 	}
 	s := slices.Clone(left)
