@@ -123,6 +123,9 @@ func Predict(in Input) (Result, error) {
 	case j.DeletionTimestamp != nil:
 		res.Note = fmt.Sprintf("job %s is being deleted: its controller no longer manages pods; nothing is deleted by the change", j.Name)
 		return res, nil
+	case finishing(j):
+		res.Note = fmt.Sprintf("job %s is finishing (a SuccessCriteriaMet or FailureTarget condition): its controller deletes every active pod whatever the parallelism", j.Name)
+		return res, nil
 	case j.Spec.Suspend != nil && *j.Spec.Suspend:
 		res.Note = fmt.Sprintf("job %s is suspended: its controller already deletes every active pod; parallelism changes nothing", j.Name)
 		return res, nil
@@ -561,6 +564,17 @@ func unmodelled(in Input, res Result) []string {
 func finished(j *batchv1.Job) bool {
 	for _, c := range j.Status.Conditions {
 		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// finishing: the Job met its success or failure criteria (1.31+
+// conditions); the sync deletes every active pod instead of managing them.
+func finishing(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobSuccessCriteriaMet || c.Type == batchv1.JobFailureTarget) && c.Status == corev1.ConditionTrue {
 			return true
 		}
 	}

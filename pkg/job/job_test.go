@@ -288,3 +288,12 @@ func TestOutOfRangeFrom122(t *testing.T) {
 		t.Errorf("1.21: %s", fates(r))
 	}
 }
+
+func TestFinishingJob(t *testing.T) {
+	j := testJob(3, ptr.To[int32](3), false)
+	j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue}}
+	r := predict(t, j, []*corev1.Pod{pod("a", -1, true, time.Hour, time.Hour)}, 1, nil, 37)
+	if !strings.Contains(r.Note, "finishing") || r.Victims != 0 {
+		t.Errorf("note %q victims %d", r.Note, r.Victims)
+	}
+}
