@@ -379,6 +379,18 @@ func TestJobAgainstController(t *testing.T) {
 			}
 		}
 		kinds[mode]++
+		for _, pp := range pred.Pods {
+			switch {
+			case strings.Contains(pp.Reason, "tied duplicates"):
+				kinds["tied-duplicate fates"]++
+			case strings.Contains(pp.Reason, "from index order"):
+				kinds["index-order tie fates"]++
+			case strings.HasPrefix(pp.Reason, "duplicate of index"):
+				kinds["duplicate fates"]++
+			case strings.Contains(pp.Reason, "out of range"):
+				kinds["out-of-range fates"]++
+			}
+		}
 		outs, err := jobRunRepeated(sc, n, seed*1_000_003+uint64(i)*1009)
 		if err != nil {
 			t.Fatalf("%s: %v", sc.name, err)
