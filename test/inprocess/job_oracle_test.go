@@ -152,8 +152,13 @@ func jobRandomScenario(rng *rand.Rand, i int) *jobScenario {
 			}
 		case active < int(par):
 			active++
-			newPod(ix)
-			if rng.IntN(6) == 0 {
+			p := newPod(ix)
+			if prev := sc.pods[max(0, len(sc.pods)-2)]; active > 1 && jobActive(prev) && rng.IntN(3) == 0 { // a tie across indexes
+				twin := prev.DeepCopy()
+				twin.Name, twin.UID, twin.Annotations = p.Name, p.UID, p.Annotations
+				sc.pods[len(sc.pods)-1] = twin
+			}
+			if rng.IntN(4) == 0 {
 				dup := newPod(ix)
 				if rng.IntN(2) == 0 { // a twin: tied under every rule
 					twin := sc.pods[len(sc.pods)-2].DeepCopy()
@@ -175,6 +180,10 @@ func jobRandomScenario(rng *rand.Rand, i int) *jobScenario {
 		sc.completions = ptrTo(sc.parallelism) // elastic: together
 	}
 	return sc
+}
+
+func jobActive(p *corev1.Pod) bool {
+	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed && p.DeletionTimestamp == nil
 }
 
 // jobPredict is the plugin's answer, from the Job before the change.
