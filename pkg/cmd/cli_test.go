@@ -161,7 +161,7 @@ func TestExitNotFound(t *testing.T) {
 }
 
 func TestExitUnsupportedKind(t *testing.T) {
-	for _, target := range []string{"daemonset/agent", "ds/agent", "daemonsets.apps/agent", "DaemonSet/agent", "job/backup", "jobs.batch/backup", "jobs.v1.batch/backup", "cronjob/nightly"} {
+	for _, target := range []string{"daemonset/agent", "ds/agent", "daemonsets.apps/agent", "DaemonSet/agent", "cronjob/nightly"} {
 		r := cliRun(t, nil, nil, target, "--replicas=1")
 		wantExit(t, r, ExitUnsupported, "unsupported")
 	}
@@ -170,8 +170,8 @@ func TestExitUnsupportedKind(t *testing.T) {
 	wantExit(t, r, ExitUnsupported, `unknown resource type "configmap"`)
 	r = cliRun(t, nil, nil, "ds", "agent", "--replicas=1")
 	wantExit(t, r, ExitUnsupported, "DaemonSets have no replica count")
-	r = cliRun(t, nil, nil, "job/backup", "--replicas=1")
-	wantExit(t, r, ExitUnsupported, "Jobs shrink by parallelism")
+	r = cliRun(t, nil, nil, "cronjob/backup", "--replicas=1")
+	wantExit(t, r, ExitUnsupported, "CronJobs create Jobs")
 }
 
 func TestExitUsage(t *testing.T) {

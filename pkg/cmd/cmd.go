@@ -48,6 +48,7 @@ type Options struct {
 	SchedulerConfig string   // pod/NAME only (pod.go)
 
 	replicasSet bool
+	job         jobFlags
 	recommend   bool // hpa/NAME without --replicas: the autoscaler's next step
 	ref         snapshot.Ref
 	files       []string // -f expanded to files
@@ -114,6 +115,7 @@ func NewCommand(o *Options) *cobra.Command {
 func (o *Options) addFlags(c *cobra.Command) {
 	fl := c.Flags()
 	fl.Int32Var(&o.Replicas, "replicas", 0, "The replica count to preview (required; for hpa/NAME optional: the autoscaler's next step).")
+	o.addJobFlags(fl)
 	cmdutil.AddJsonFilenameFlag(fl, &o.Filenames, "Read objects from these files or directories (repeatable; \"-\" for stdin) instead of the cluster.")
 	fl.BoolVarP(&o.Recursive, "recursive", "R", false, "Read the directories given with -f recursively.")
 	o.PrintFlags.AddFlags(c)
@@ -203,6 +205,7 @@ func (o *Options) Complete(c *cobra.Command, args []string) error {
 		return err
 	}
 	o.ref.Namespace = ns
+	o.completeJob(c)
 	if !o.replicasSet && o.ref.Kind == snapshot.HorizontalPodAutoscaler {
 		// Without --replicas an autoscaler previews its own next step.
 		o.Replicas, o.replicasSet, o.recommend = workload.UseRecommendation, true, true
@@ -299,6 +302,9 @@ func (o *Options) completePrinter() error {
 
 // Validate checks the replica count and the rule version.
 func (o *Options) Validate() error {
+	if done, err := o.validateJob(); done {
+		return err
+	}
 	if o.Desired {
 		return o.validateRules()
 	}

@@ -50,6 +50,9 @@ func classify(err error) (int, string) {
 	if errors.As(err, &ee) {
 		return ee.code, oneLine(ee.err.Error())
 	}
+	if code, ok := jobModeCode(err); ok {
+		return code, oneLine(err.Error())
+	}
 	var ut *unknownTypeError
 	if errors.As(err, &ut) {
 		return ExitUnsupported, oneLine(ut.Error())

@@ -15,6 +15,9 @@ const example = `  # Which pods would die if deploy/web were scaled to 3, and wh
   kubectl scale-preview rs web-7d9f8 --replicas=1 -n shop
   kubectl scale-preview statefulsets.v1.apps/db --replicas=2
 
+  # A Job: lower its parallelism; an elastic Indexed Job: completions with it
+  kubectl scale-preview job/train --parallelism=2 --completions=2
+
   # The victims' names only, ready for xargs
   kubectl scale-preview deploy/web --replicas=3 -o name
 
@@ -38,8 +41,9 @@ const example = `  # Which pods would die if deploy/web were scaled to 3, and wh
 // rule codes, and the exit codes scripts can rely on.
 func longHelp() string {
 	return `Predict which pods the Kubernetes controller would delete if a Deployment,
-ReplicaSet, ReplicationController or StatefulSet were scaled to --replicas,
-in deletion order, and which rule decided each. It reads the live objects
+ReplicaSet, ReplicationController or StatefulSet were scaled to --replicas
+(a Job's --parallelism lowered), in deletion order, and which rule decided
+each. It reads the live objects
 (or files with -f) and changes nothing in the cluster.
 
 Where the controller leaves the choice to chance (full ties, its unstable

@@ -135,6 +135,7 @@ func writeFile(t *testing.T, content string) string {
 // decided by other parts of the command (flag parsing, gates, steering);
 // their message check is loose: it only requires the bad value.
 func TestBadInputMatrix(t *testing.T) {
+	const jobFile = "testdata/job.json"
 	web := []string{"deploy/web", "-n", "shop", "--now", liveNowFlag}
 	off := func(file string, extra ...string) []string {
 		return append(append([]string{"-f", file}, web...), extra...)
@@ -204,7 +205,23 @@ func TestBadInputMatrix(t *testing.T) {
 		{name: "Pod with scheduling gates", args: preemptVariant(func(s string) string {
 			return strings.Replace(s, "  priorityClassName: high", "  priorityClassName: high\n  schedulingGates: [{name: wait}]", 1)
 		}), code: ExitUsage, words: []string{"scheduling gates"}},
-		{name: "Job", args: static("-f", example, "job/x", "--replicas=1"), code: ExitUnsupported},
+		{name: "CronJob", args: static("-f", example, "cronjob/x", "--replicas=1"), code: ExitUnsupported},
+		// Jobs (testdata/job.json: Indexed job/train, NonIndexed job/queue).
+		{name: "Job with --replicas", args: static("-f", jobFile, "-n", "ml", "job/queue", "--replicas=1"), code: ExitUsage, words: []string{"--parallelism"}},
+		{name: "--parallelism on a Deployment", args: static(off(example, "--parallelism=1")...), code: ExitUsage, words: []string{"job/NAME only", "Deployment"}},
+		{name: "--completions on a StatefulSet", args: static("-f", example, "sts/x", "-n", "shop", "--completions=1"), code: ExitUsage, words: []string{"job/NAME only", "StatefulSet"}},
+		{name: "Job --completions without --parallelism", args: static("-f", jobFile, "-n", "ml", "job/train", "--completions=3"), code: ExitUsage, words: []string{"--parallelism"}},
+		{name: "Job --parallelism negative", args: static("-f", jobFile, "-n", "ml", "job/train", "--parallelism=-1"), code: ExitUsage, words: []string{"negative"}},
+		{name: "NonIndexed Job --completions", args: static("-f", jobFile, "-n", "ml", "job/queue", "--parallelism=2", "--completions=2"), code: ExitUsage, words: []string{"NonIndexed", "immutable"}},
+		{name: "Indexed Job completions not in tandem", args: static("-f", jobFile, "-n", "ml", "job/train", "--parallelism=3", "--completions=4"), code: ExitUsage, words: []string{"in tandem", "--parallelism=4"}},
+		{name: "Indexed Job completions before 1.27", args: static("-f", jobFile, "-n", "ml", "job/train", "--parallelism=3", "--completions=3", "--kube-version", "1.26"), code: ExitUsage, words: []string{"1.26", "ElasticIndexedJob"}},
+		{name: "Indexed Job completions with the gate off", args: static("-f", jobFile, "-n", "ml", "job/train", "--parallelism=3", "--completions=3", "--kube-version", "1.30", "--feature-gates", "ElasticIndexedJob=false"), code: ExitUsage, words: []string{"ElasticIndexedJob"}},
+		{name: "Job steering", args: static("-f", jobFile, "-n", "ml", "job/queue", "--parallelism=2", "--spare", "queue-a"), code: ExitUsage, words: []string{"pod-deletion-cost"}},
+		{name: "Job snapshot without its pods", args: func(t *testing.T) []string {
+			return []string{"-f", writeFile(t, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: lone, namespace: ml, uid: u1}\nspec: {parallelism: 3, selector: {matchLabels: {a: b}}}\nstatus: {active: 3, startTime: \"2025-06-01T10:00:00Z\"}\n"),
+				"job/lone", "-n", "ml", "--parallelism=1"}
+		}, code: ExitBadFile, words: []string{"Job lone counts 3 pods", "kubectl get jobs,pods"}},
+		{name: "Job not in the file", args: static("-f", jobFile, "-n", "ml", "job/nope", "--parallelism=1"), code: ExitNotFound, words: []string{"nope"}},
 		// Arguments and flags.
 		{name: "no --replicas", args: static(off(example)...), code: ExitUsage, words: []string{"--replicas"}},
 		{name: "empty --replicas", args: static(off(example, "--replicas=")...), code: ExitUsage, words: []string{"--replicas"}},

@@ -55,7 +55,7 @@ func (o *Options) predict(snap *snapshot.Snapshot, info prediction.RulesInfo, re
 	if err != nil {
 		return nil, withCode(ExitUsage, "%v", err)
 	}
-	wo := workload.Options{Rules: rs, Now: o.now, Seed: 1}
+	wo := workload.Options{Rules: rs, Now: o.now, Seed: 1, JobCompletions: o.jobCompletions()}
 	pred, err := workload.Predict(snap, ref, replicas, wo)
 	if err != nil {
 		return nil, err
@@ -74,6 +74,9 @@ func (o *Options) predict(snap *snapshot.Snapshot, info prediction.RulesInfo, re
 
 func (o *Options) print(pred *prediction.Prediction) error {
 	pred.Normalize()
+	if o.printJobNote(o.Out, pred) {
+		return nil
+	}
 	if o.printer != nil {
 		return o.printer.PrintObj(pred, o.Out)
 	}

@@ -26,12 +26,12 @@ var modelled = map[schema.GroupKind]string{
 	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: kindHPA,
 	{Group: "", Kind: "Node"}:                               snapshot.Node, // node.go
 	{Group: "", Kind: "Pod"}:                                kindPod,       // a pending pod: preemption
+	{Group: "batch", Kind: "Job"}:                           snapshot.Job,
 }
 
 // unsupported explains kinds that have no scale-in victim choice to predict.
 var unsupported = map[schema.GroupKind]string{
 	{Group: "apps", Kind: "DaemonSet"}: "DaemonSets have no replica count: their pods go when nodes stop being eligible",
-	{Group: "batch", Kind: "Job"}:      "Jobs shrink by parallelism with a different comparator (no cost, no rank, exact times); not modelled",
 	{Group: "batch", Kind: "CronJob"}:  "CronJobs create Jobs; they are not scaled",
 }
 

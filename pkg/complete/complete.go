@@ -74,6 +74,8 @@ func Check(s *snapshot.Snapshot, ref snapshot.Ref, live bool) (Report, error) {
 		err = c.replicationController()
 	case snapshot.StatefulSet:
 		err = c.statefulSet()
+	case snapshot.Job:
+		err = c.job()
 	}
 	return r, err
 }

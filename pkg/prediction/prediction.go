@@ -49,6 +49,7 @@ type Prediction struct {
 	// Creates counts pods the controllers would create (never victims).
 	Creates     int              `json:"creates,omitempty"`
 	StatefulSet *StatefulSetInfo `json:"statefulSet,omitempty"`
+	Job         *JobInfo         `json:"job,omitempty"`
 	// Impact is pods per node (and zone) before and after.
 	Impact *Impact `json:"impact,omitempty"`
 	// Conflicts are what will fight or be hurt by the change.
@@ -152,6 +153,7 @@ type Pod struct {
 	ReadyBucket         *int64 `json:"readyAgeBucket,omitempty"`
 	CreatedBucket       *int64 `json:"creationAgeBucket,omitempty"`
 	Ordinal             *int   `json:"ordinal,omitempty"`
+	CompletionIndex     *int   `json:"completionIndex,omitempty"` // Indexed Jobs
 
 	// Position is 1-based in predicted deletion order (0: not ordered).
 	Position          int     `json:"position"`

@@ -75,7 +75,11 @@ func Table(w io.Writer, p *prediction.Prediction, opt TableOptions) error {
 }
 
 func header(pw *paragraphs, p *prediction.Prediction) {
-	pw.field("Target:", fmt.Sprintf("%s %s/%s, %d -> %d replicas", p.Target.Kind, p.Target.Namespace, p.Target.Name, p.CurrentReplicas, p.DesiredReplicas))
+	if p.Job != nil {
+		pw.field("Target:", fmt.Sprintf("%s %s/%s, parallelism %d -> %d", p.Target.Kind, p.Target.Namespace, p.Target.Name, p.CurrentReplicas, p.DesiredReplicas))
+	} else {
+		pw.field("Target:", fmt.Sprintf("%s %s/%s, %d -> %d replicas", p.Target.Kind, p.Target.Namespace, p.Target.Name, p.CurrentReplicas, p.DesiredReplicas))
+	}
 	src := p.Rules.VersionSource
 	if p.Rules.VersionDetail != "" {
 		src += ": " + p.Rules.VersionDetail
@@ -98,6 +102,9 @@ func header(pw *paragraphs, p *prediction.Prediction) {
 		if st.Stalled {
 			pw.field("STALL:", st.StallReason)
 		}
+	}
+	if p.Job != nil {
+		pw.field("Job:", jobLine(p.Job))
 	}
 	pw.field("Result:", resultLine(p))
 	pw.blank()

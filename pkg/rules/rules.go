@@ -65,6 +65,8 @@ var gateHistory = map[string]gateSpan{
 	AllowOverwriteTerminationGracePeriodSeconds:  {added: 32, locked: 35, removed: 38},
 	PodLevelResources:                            {added: 32, defaultOn: 34},
 	InPlacePodVerticalScalingMemoryBackedVolumes: {added: 37},
+	ElasticIndexedJob:                            {added: 27, defaultOn: 27, locked: 31, removed: 34},
+	JobTrackingWithFinalizers:                    {added: 22, defaultOn: 25, locked: 26, removed: 29},
 }
 
 func (h gateSpan) exists(minor int) bool {
@@ -104,6 +106,7 @@ type RuleSet struct {
 	StatefulSet StatefulSetRules
 	Autoscaler  AutoscalerRules
 	Kubelet     KubeletRules // node-pressure eviction (kubelet.go)
+	Job         JobRules
 }
 
 // AutoscalerRules are the HorizontalPodAutoscaler controller's switches.
@@ -176,7 +179,7 @@ const (
 )
 
 // Switches is the version table: every version-dependent behaviour.
-var Switches = []Switch{
+var Switches = append([]Switch{
 	{Field: "DeletionCost", Kind: KindComparator, Gate: PodDeletionCost,
 		What: "rule 4: lower pod-deletion-cost goes first", ref: func(r *RuleSet) *bool { return &r.DeletionCost }},
 	{Field: "LogScale", Kind: KindComparator, Gate: LogarithmicScaleDown,
@@ -217,7 +220,7 @@ var Switches = []Switch{
 		What: "the Recreate update strategy is enabled", ref: func(r *RuleSet) *bool { return &r.StatefulSet.RecreateGate }},
 	{Field: "Autoscaler.ConfigurableTolerance", Kind: KindAutoscaler, Gate: HPAConfigurableTolerance,
 		What: "an autoscaler's behavior.scaleUp/scaleDown.tolerance replaces the controller-wide 0.1", ref: func(r *RuleSet) *bool { return &r.Autoscaler.ConfigurableTolerance }},
-}
+}, jobSwitches...)
 
 // GatesOf returns the effective gates read by the controllers of these
 // kinds (KindComparator, KindStatefulSet, ...): what a prediction for one

@@ -38,6 +38,12 @@ StatefulSet.OwnerIndex                  StatefulSet    1.34-1.37
 StatefulSet.RecreateStrategy            StatefulSet    1.37-1.37
 StatefulSet.RecreateGate                StatefulSet    never      gate StatefulSetRecreateStrategy
 Autoscaler.ConfigurableTolerance        HorizontalPodAutoscaler1.35-1.37  gate HPAConfigurableTolerance
+Job.WantRemaining                       Job            1.22-1.37
+Job.OutOfRange                          Job            1.22-1.37
+Job.DeleteCap                           Job            1.22-1.37
+Job.ElasticIndexed                      Job            1.27-1.37  gate ElasticIndexedJob
+Job.TrackingFinalizers                  Job            1.25-1.37  gate JobTrackingWithFinalizers
+Job.TrackingAll                         Job            1.26-1.37
 Kubelet.ContainerFsSignals              kubelet        1.29-1.37
 Kubelet.SplitContainerFs                kubelet        1.31-1.37  gate KubeletSeparateDiskGC
 Kubelet.ImageFsInodesDefault            kubelet        1.30-1.37

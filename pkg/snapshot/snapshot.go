@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 )
@@ -21,6 +22,7 @@ const (
 	HorizontalPodAutoscaler = "HorizontalPodAutoscaler"
 	// Node: preview the kubelet's node-pressure eviction (kubelet.go).
 	Node = "Node"
+	Job  = "Job" // batch/v1: previewed by --parallelism
 )
 
 // Ref names the object to scale.
@@ -36,6 +38,7 @@ type Snapshot struct {
 	ReplicaSets            []*appsv1.ReplicaSet
 	ReplicationControllers []*corev1.ReplicationController
 	StatefulSets           []*appsv1.StatefulSet
+	Jobs                   []*batchv1.Job
 	Pods                   []*corev1.Pod
 	// Claims are read only for StatefulSets; ClaimsKnown is false when they
 	// could not be read (for example forbidden).

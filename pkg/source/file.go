@@ -171,6 +171,7 @@ func merge(s, one *snapshot.Snapshot, seen map[string]string, display string) er
 	s.Deployments = appendAll(s.Deployments, one.Deployments, "Deployment.apps", note)
 	s.ReplicaSets = appendAll(s.ReplicaSets, one.ReplicaSets, "ReplicaSet.apps", note)
 	s.StatefulSets = appendAll(s.StatefulSets, one.StatefulSets, "StatefulSet.apps", note)
+	s.Jobs = appendAll(s.Jobs, one.Jobs, "Job.batch", note)
 	s.ReplicationControllers = appendAll(s.ReplicationControllers, one.ReplicationControllers, "ReplicationController", note)
 	s.Pods = appendAll(s.Pods, one.Pods, "Pod", note)
 	s.Claims = appendAll(s.Claims, one.Claims, "PersistentVolumeClaim", note)
@@ -193,7 +194,7 @@ func appendAll[T any, PT interface {
 }
 
 func usable(s *snapshot.Snapshot) bool {
-	return len(s.Pods)+len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.ReplicationControllers) > 0
+	return len(s.Pods)+len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.ReplicationControllers)+len(s.Jobs) > 0
 }
 
 func add(s *snapshot.Snapshot, u *unstructured.Unstructured) error {
@@ -204,6 +205,8 @@ func add(s *snapshot.Snapshot, u *unstructured.Unstructured) error {
 		return into(u, &s.ReplicaSets)
 	case "StatefulSet.apps":
 		return into(u, &s.StatefulSets)
+	case "Job.batch":
+		return into(u, &s.Jobs)
 	case "ReplicationController":
 		return into(u, &s.ReplicationControllers)
 	case "Pod":

@@ -167,6 +167,12 @@ func (l *Live) getTarget(ctx context.Context, ref snapshot.Ref) (*target, error)
 		strip(&st.ObjectMeta)
 		t = &target{rv: st.ResourceVersion, claims: true, put: func(s *snapshot.Snapshot) { s.StatefulSets = append(s.StatefulSets, st) }}
 		sel, kind = st.Spec.Selector, "statefulset"
+	case snapshot.Job:
+		var err error
+		if t, sel, err = l.jobTarget(ctx, ref); err != nil {
+			return nil, err
+		}
+		kind = "job"
 	default:
 		return nil, fmt.Errorf("unsupported kind %s", ref.Kind)
 	}

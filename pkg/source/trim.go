@@ -14,7 +14,8 @@ import (
 // of a pod):
 //   - metadata: name, namespace, UID, creation and deletion times, labels
 //     (selectors), owner references, the deletion-cost annotation and the
-//     managed-fields entries that own it (who would overwrite steering);
+//     managed-fields entries that own it (who would overwrite steering),
+//     a Job's completion index and tracking finalizer;
 //   - spec: the node, and of init containers the name and restart policy
 //     (a sidecar is an init container that restarts always);
 //   - status: phase, the Ready conditions, start time, and of container
@@ -38,6 +39,7 @@ func trimPod(p *corev1.Pod) {
 	if v, ok := in.Annotations[engine.DeletionCostAnnotation]; ok {
 		p.Annotations = map[string]string{engine.DeletionCostAnnotation: v}
 	}
+	keepJobFields(p, &in)
 	p.Spec.NodeName = intern(in.Spec.NodeName)
 	p.Spec.InitContainers = trimContainers(in.Spec.InitContainers)
 	p.Status.Phase = corev1.PodPhase(intern(string(in.Status.Phase)))

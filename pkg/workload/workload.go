@@ -23,6 +23,9 @@ type Options struct {
 	Rules rules.RuleSet
 	Now   time.Time
 	Seed  uint64
+	// JobCompletions is a Job's new completions (nil: unchanged); its new
+	// parallelism is the replicas argument.
+	JobCompletions *int32
 	// branchOnly: a Deployment interleaving explored only for its fates;
 	// stableUntil is left to the full run of the most likely one.
 	branchOnly bool
@@ -57,6 +60,8 @@ func Predict(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) 
 		pred, err = predictStatefulSet(s, ref, replicas, o)
 	case snapshot.HorizontalPodAutoscaler:
 		pred, err = predictAutoscaler(s, ref, replicas, o)
+	case snapshot.Job:
+		pred, err = predictJob(s, ref, replicas, o)
 	default:
 		return nil, fmt.Errorf("%w: %s", ErrUnsupported, ref.Kind)
 	}
@@ -176,6 +181,8 @@ func gateKinds(kind string) []string {
 		return []string{rules.KindStatefulSet, rules.KindPods}
 	case snapshot.Deployment:
 		return []string{rules.KindComparator, rules.KindReplicaSet, rules.KindDeployment, rules.KindPods}
+	case snapshot.Job:
+		return []string{rules.KindJob}
 	}
 	return []string{rules.KindComparator, rules.KindReplicaSet}
 }

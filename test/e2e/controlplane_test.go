@@ -412,6 +412,7 @@ func viewerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"pods", "replicationcontrollers", "persistentvolumeclaims", "nodes", "namespaces"}, Verbs: ro},
 		{APIGroups: []string{"apps"}, Resources: []string{"replicasets", "deployments", "statefulsets"}, Verbs: ro},
 		{APIGroups: []string{"autoscaling"}, Resources: []string{"horizontalpodautoscalers"}, Verbs: ro},
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: ro},
 		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: ro},
 		// pod/NAME (preemption) resolves priorities from the classes.
 		{APIGroups: []string{"scheduling.k8s.io"}, Resources: []string{"priorityclasses"}, Verbs: ro},
