@@ -79,7 +79,10 @@ type evictNetnsResult struct {
 		Exit           int
 	}
 	KubeletHits []string // paths the fake kubelet served
-	Error       string
+	// Loopback is the API server's answer for a node at 127.0.0.1, the
+	// reason for the namespace ("address not allowed").
+	Loopback string
+	Error    string
 }
 
 func init() {
@@ -160,6 +163,10 @@ func TestEvictNetnsLiveProxy(t *testing.T) {
 	}
 	if err != nil || rerr != nil || res.Error != "" {
 		t.Fatalf("helper: %v; result: %v %s\n%s", err, rerr, res.Error, tailLines(string(out), 60))
+	}
+
+	if !strings.Contains(res.Loopback, "address not allowed") {
+		t.Errorf("the API server's proxy to a node at 127.0.0.1 answered %q, not \"address not allowed\": is the network namespace still needed?", res.Loopback)
 	}
 
 	// (a) with get on nodes/proxy: the kubelet's figures, read through the
@@ -352,6 +359,19 @@ func evictNetnsRun(dir string, res *evictNetnsResult) (err error) {
 	if err := evictNetnsObjects(ctx, admin, dir); err != nil {
 		return err
 	}
+
+	lo := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "sp-evict-loopback"}}
+	if lo, err = admin.CoreV1().Nodes().Create(ctx, lo, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	lo.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
+	lo.Status.DaemonEndpoints.KubeletEndpoint.Port = evictNetnsKubelet
+	if _, err := admin.CoreV1().Nodes().UpdateStatus(ctx, lo, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	// The body carries the reason; the client's error does not.
+	loBody, loErr := admin.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", lo.Name, "proxy", "configz").DoRaw(ctx)
+	res.Loopback = fmt.Sprintf("%v: %s", loErr, loBody)
 
 	run := func(user, token string, extra ...string) (*pluginRun, error) {
 		kc, err := kubeconfig(user, token)
