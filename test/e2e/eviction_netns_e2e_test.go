@@ -196,6 +196,9 @@ func TestEvictNetnsLiveProxy(t *testing.T) {
 			t.Errorf("%s: live through the node proxy\n%v\noffline from the same files\n%v", k, live[k], off[k])
 		}
 	}
+	if live["eviction"] == nil {
+		t.Errorf("the live answer has no eviction section: %s", res.Proxy.Stdout)
+	}
 	if live["certain"] != true {
 		t.Errorf("the live answer from the kubelet's own figures is not certain: %v", live["certain"])
 	}
