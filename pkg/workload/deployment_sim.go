@@ -70,6 +70,9 @@ type depSim struct {
 	syncNo int
 	plan   []syncTrace
 	trace  []syncTrace
+	// futures: the syncs after the scale under each reading of the
+	// statuses, for the next resize of a shrinking ReplicaSet (nextTarget).
+	futures futures
 	// neededFresh: ReplicaSets whose fresh status this sync's decision
 	// needed (they had ranked and deleted before it).
 	neededFresh map[string]bool
@@ -370,7 +373,7 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 	for i, vw := range views {
 		opts[i] = option{vw.label, vw.weight}
 	}
-	pick := views[sim.sched.choose(opts)]
+	pick := views[sim.sched.chooseStatus(opts)]
 	sim.neededFresh = pick.fresh
 	return pick.next, pick.changes
 }
@@ -596,28 +599,58 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 	}
 }
 
-// nextTarget: the next sync resizes the same ReplicaSet again (per the
-// plan). Its controller may not have synced in between, and then takes
-// both steps in one sort, or, when the next step grows it back, sees only
-// the final size and deletes less or nothing: a choice.
+// nextTarget: the next syncs resize the same ReplicaSet again (in some
+// known future). Its controller may not have synced in between, and then
+// takes both steps in one sort, or, when the next step grows it back, sees
+// only the final size and deletes less or nothing: a choice. Each future's
+// next size is an option of its own: a status read stale lets the rollout
+// go further, and a controller that has not synced yet leaves its status
+// stale.
 func (sim *depSim) nextTarget(rs string, to int32) (int32, bool) {
 	// The syncs of a rollout follow each other within milliseconds: the
 	// next resize may come one or two syncs later.
-	b, ok := int32(0), false
-	for n := sim.syncNo + 1; n < len(sim.plan) && n <= sim.syncNo+2 && !ok; n++ {
-		b, ok = sim.plan[n].to[rs]
+	fut := sim.futures
+	if fut == nil && sim.plan != nil {
+		fut = futures{{sim.plan, 1}}
 	}
-	if !ok || b == to {
-		return 0, false
-	}
-	if b > to {
-		if sim.sched.choose([]option{{"synced before the grow", 1 - weightOvertaken}, {"overtaken by the grow", weightOvertaken}}) == 1 {
-			return b, true
+	sizes, shares := fut.nextSizes(sim.syncNo, rs)
+	grows, shrinks := 0, 0
+	for k, b := range sizes {
+		switch {
+		case b > to:
+			grows++
+		case b < to:
+			shrinks++
+		default:
+			shares[k] = 0
 		}
+	}
+	if grows+shrinks == 0 {
 		return 0, false
 	}
-	if sim.sched.choose([]option{{"one sort per step", 1 - weightMergedSteps}, {"steps merged in one sort", weightMergedSteps}}) == 1 {
-		return b, true
+	base := "synced before the grow"
+	if grows == 0 {
+		base = "one sort per step"
+	}
+	opts := []option{{base, 1}}
+	var targets []int32
+	for k, b := range sizes {
+		if b == to {
+			continue
+		}
+		w, label := weightMergedSteps*shares[k], "steps merged in one sort"
+		if b > to {
+			w, label = weightOvertaken*shares[k], "overtaken by the grow"
+		}
+		if grows+shrinks > 1 {
+			label += fmt.Sprintf(" to %d", b)
+		}
+		opts[0].weight -= w
+		opts = append(opts, option{label, w})
+		targets = append(targets, b)
+	}
+	if c := sim.sched.choose(opts); c > 0 {
+		return targets[c-1], true
 	}
 	return 0, false
 }

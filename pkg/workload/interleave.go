@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -112,9 +113,20 @@ type schedule struct {
 	labels []string
 	// shares: each option's share of its choice, per choice met.
 	shares [][]float64
+	// statusOnly: only the deployment controller's reading of statuses is
+	// a choice (chooseStatus); every other one takes its default.
+	statusOnly bool
 }
 
 func (s *schedule) choose(opts []option) int {
+	if s.statusOnly {
+		return 0
+	}
+	return s.chooseStatus(opts)
+}
+
+// chooseStatus is choose for the views of stale statuses.
+func (s *schedule) chooseStatus(opts []option) int {
 	if len(opts) == 1 {
 		return 0
 	}
@@ -315,4 +327,39 @@ func labelOf(labels []string) string {
 		return "single interleaving"
 	}
 	return strings.Join(named, ", ")
+}
+
+// future is the syncs of one run (its resizes), with the weight of the
+// interleavings that showed it.
+type future struct {
+	trace  []syncTrace
+	weight float64
+}
+
+type futures []future
+
+func sameResizes(a, b []syncTrace) bool {
+	return slices.EqualFunc(a, b, func(x, y syncTrace) bool { return maps.Equal(x.to, y.to) })
+}
+
+// nextSizes: the sizes rs is given again one or two syncs after sync no,
+// in each known future, with the share of the futures' weight.
+func (fs futures) nextSizes(no int, rs string) (sizes []int32, shares []float64) {
+	total := 0.0
+	for _, f := range fs {
+		total += f.weight
+	}
+	for _, f := range fs {
+		for n := no + 1; n < len(f.trace) && n <= no+2; n++ {
+			if b, ok := f.trace[n].to[rs]; ok {
+				if k := slices.Index(sizes, b); k >= 0 {
+					shares[k] += f.weight / total
+				} else {
+					sizes, shares = append(sizes, b), append(shares, f.weight/total)
+				}
+				break
+			}
+		}
+	}
+	return sizes, shares
 }
