@@ -151,6 +151,9 @@ type Pod struct {
 	Fate              string  `json:"fate"`
 	Certain           bool    `json:"certain"`
 	DeleteProbability float64 `json:"deleteProbability"`
+	// DeleteProbabilityRange: a timing-decided chance at the ends of the
+	// races' plausible ranges (docs/deployments.md), where they differ.
+	DeleteProbabilityRange []float64 `json:"deleteProbabilityRange,omitempty"`
 	Round             int     `json:"round,omitempty"`
 	Step              string  `json:"step,omitempty"`
 	ReplicaSet        string  `json:"replicaSet,omitempty"`

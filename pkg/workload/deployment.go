@@ -27,6 +27,17 @@ type branch struct {
 	// flips: variants of small weight (a share of Weight) in which a
 	// ReplicaSet saw its siblings' deletions partly (partialViews).
 	flips []partialFlip
+	// at: the interleaving's weight under other timing weights (before
+	// normalizing), nil where it does not depend on them.
+	at func(t *timing) float64
+}
+
+// weightAt is the branch's weight under timing t, before normalizing.
+func (b branch) weightAt(t *timing) float64 {
+	if b.at == nil {
+		return b.Weight
+	}
+	return b.at(t)
 }
 
 // explored says where an exploration stopped short: past the cap on
@@ -89,8 +100,10 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 
 // weighBranches merges the explored interleavings into one prediction.
 func weighBranches(bs []branch, ex explored) *prediction.Prediction {
+	ends := timingEnds(bs)
 	pred := mergeBranches(bs)
 	normalizeGroups(pred)
+	chanceRanges(pred, ends)
 	if !ex.complete() {
 		// Unexplored interleavings may differ: no pod of a ReplicaSet that
 		// changed size is certain.
@@ -186,7 +199,7 @@ func explorePass(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, fast Op
 		sim.plan, sim.futures = plan, fut
 		p := sim.run()
 		normalizeGroups(p)
-		out = append(out, branch{Branch{Label: labelOf(sc.labels), Weight: sc.weight, Victims: slices.Clone(p.Victims)}, p, sim.realized, flipsOf(p, sim.partly)})
+		out = append(out, branch{Branch{Label: labelOf(sc.labels), Weight: sc.weight, Victims: slices.Clone(p.Victims)}, p, sim.realized, flipsOf(p, sim.partly), sc.weightAt})
 		ex.partial = ex.partial || sim.partial
 		ex.unchecked = ex.unchecked || sim.unchecked
 		picks = append(picks, slices.Clone(sc.picks[:sc.pos]))

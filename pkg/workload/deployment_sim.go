@@ -333,7 +333,7 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 	type view struct {
 		next    []deployment.ReplicaSet
 		changes []deployment.Change
-		weight  float64
+		at      []func(t *timing) float64 // summed
 		label   string
 		fresh   map[string]bool
 	}
@@ -343,17 +343,17 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 	for _, i := range staleIdx {
 		allFresh[sim.state[i].Name] = true
 	}
-	views := []view{{next, changes, statusFreshAtOnce, "statuses fresh at once", allFresh}}
-	otherOrder := statusOtherOrderOldFirst
+	views := []view{{next, changes, []func(t *timing) float64{func(t *timing) float64 { return t[raceFreshAtOnce] }}, "statuses fresh at once", allFresh}}
+	otherOrder := raceOtherOrderOldFirst
 	if sim.state[staleIdx[0]].New {
-		otherOrder = statusOtherOrderNewFirst
+		otherOrder = raceOtherOrderNewFirst
 	}
 	for _, sq := range freshSequences(len(staleIdx), otherOrder) {
 		n, ch, fresh := sim.firstActingView(staleIdx, sq.steps, v)
 		merged := false
 		for k := range views {
 			if sameChanges(views[k].changes, ch) {
-				views[k].weight += sq.weight
+				views[k].at = append(views[k].at, sq.at)
 				if len(fresh) < len(views[k].fresh) {
 					views[k].fresh = fresh
 				}
@@ -362,7 +362,7 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 			}
 		}
 		if !merged {
-			views = append(views, view{n, ch, sq.weight, sq.label, fresh})
+			views = append(views, view{n, ch, []func(t *timing) float64{sq.at}, sq.label, fresh})
 		}
 	}
 	if len(views) == 1 {
@@ -371,7 +371,14 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 	}
 	opts := make([]option, len(views))
 	for i, vw := range views {
-		opts[i] = option{vw.label, vw.weight}
+		parts := vw.at
+		opts[i] = timed(vw.label, func(t *timing) float64 {
+			w := 0.0
+			for _, f := range parts {
+				w += f(t)
+			}
+			return w
+		})
 	}
 	pick := views[sim.sched.chooseStatus(opts)]
 	sim.neededFresh = pick.fresh
@@ -632,23 +639,32 @@ func (sim *depSim) nextTarget(rs string, to int32) (int32, bool) {
 	if grows == 0 {
 		base = "one sort per step"
 	}
-	opts := []option{{base, 1}}
+	var weights []func(t *timing) float64
 	var targets []int32
+	var opts []option
 	for k, b := range sizes {
 		if b == to {
 			continue
 		}
-		w, label := weightMergedSteps*shares[k], "steps merged in one sort"
+		r, label, share := raceMerged, "steps merged in one sort", shares[k]
 		if b > to {
-			w, label = weightOvertaken*shares[k], "overtaken by the grow"
+			r, label = raceOvertaken, "overtaken by the grow"
 		}
 		if grows+shrinks > 1 {
 			label += fmt.Sprintf(" to %d", b)
 		}
-		opts[0].weight -= w
-		opts = append(opts, option{label, w})
+		w := func(t *timing) float64 { return t[r] * share }
+		weights = append(weights, w)
+		opts = append(opts, timed(label, w))
 		targets = append(targets, b)
 	}
+	opts = slices.Insert(opts, 0, timed(base, func(t *timing) float64 {
+		left := 1.0
+		for _, w := range weights {
+			left -= w(t)
+		}
+		return left
+	}))
 	if c := sim.sched.choose(opts); c > 0 {
 		return targets[c-1], true
 	}
@@ -690,7 +706,7 @@ func (sim *depSim) laterVictims(shrinks []shrink) (victims []string, after bool)
 	if len(out) == 0 || !slices.ContainsFunc(shrinks, func(sh shrink) bool { return sim.mayRankLate(sim.rss[sh.i].rs.Name) }) {
 		return nil, false
 	}
-	after = sim.sched.choose([]option{{"ranked before the next sync's deletions", 1 - weightSeesNextSync}, {"ranked after the next sync's deletions", weightSeesNextSync}}) == 1
+	after = sim.sched.choose(yesNo(raceSeesNextSync, "ranked before the next sync's deletions", "ranked after the next sync's deletions")) == 1
 	return out, after
 }
 
