@@ -52,6 +52,8 @@ type predictedPod struct {
 	Fate              string   `json:"fate"`
 	Certain           bool     `json:"certain"`
 	DeleteProbability *float64 `json:"deleteProbability"`
+	// DeleteProbabilityRange: a timing-decided chance's range, if printed.
+	DeleteProbabilityRange []float64 `json:"deleteProbabilityRange"`
 	Step              string   `json:"step"`
 	ReplicaSet        string   `json:"replicaSet"`
 	ContenderGroup    *int     `json:"contenderGroup"`
