@@ -54,9 +54,9 @@ type predictedPod struct {
 	DeleteProbability *float64 `json:"deleteProbability"`
 	// DeleteProbabilityRange: a timing-decided chance's range, if printed.
 	DeleteProbabilityRange []float64 `json:"deleteProbabilityRange"`
-	Step              string   `json:"step"`
-	ReplicaSet        string   `json:"replicaSet"`
-	ContenderGroup    *int     `json:"contenderGroup"`
+	Step                   string    `json:"step"`
+	ReplicaSet             string    `json:"replicaSet"`
+	ContenderGroup         *int      `json:"contenderGroup"`
 }
 
 // predictedRS is one ReplicaSet of a Deployment through the scale-in:
