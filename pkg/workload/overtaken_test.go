@@ -23,22 +23,7 @@ import (
 // the pending pod a certain victim; the real controllers kept it in about
 // 1% of the runs of the reported case (rollout-rare-certain).
 func TestOvertakenByAnotherFuturesGrow(t *testing.T) {
-	d := mkDeploy(10, 11, "1", "0")
-	old := mkDepRS(d, "v1", "web:1", 4, 24*time.Hour, 10, 11)
-	cur := mkDepRS(d, "v2", "web:2", 7, time.Minute, 10, 11)
-	s := &snapshot.Snapshot{Deployments: []*appsv1.Deployment{d}, ReplicaSets: []*appsv1.ReplicaSet{old, cur}, Pods: podsOf(
-		rsPod("v1-unassigned", old).phase(corev1.PodPending),
-		rsPod("v1-pending", old).on("n3").phase(corev1.PodPending),
-		rsPod("v1-unready", old).on("n1").notReady(),
-		rsPod("v1-ready", old).on("n1").readyFor(30*time.Minute),
-		rsPod("v2-unassigned", cur).phase(corev1.PodPending),
-		rsPod("v2-pending", cur).on("n1").phase(corev1.PodPending),
-		rsPod("v2-a", cur).on("n1").readyFor(60*time.Second).restarts(2),
-		rsPod("v2-b", cur).on("n1").readyFor(11*time.Second),
-		rsPod("v2-c", cur).on("n1").readyFor(11*time.Second),
-		rsPod("v2-d", cur).on("n1").readyFor(20*time.Second),
-		rsPod("v2-e", cur).on("n2").readyFor(21*time.Second).restarts(5),
-	)}
+	s := overtakenFixture()
 	ref := snapshot.Ref{Kind: snapshot.Deployment, Namespace: testNS, Name: "web"}
 	bs, err := DeploymentBranches(s, ref, 6, Options{Rules: rules37(t), Now: testNow})
 	if err != nil {
@@ -60,4 +45,25 @@ func TestOvertakenByAnotherFuturesGrow(t *testing.T) {
 	if pp := findPod(t, p, "v2-unassigned"); !pp.Certain {
 		t.Errorf("v2-unassigned goes in every interleaving: certain, got %+v", pp)
 	}
+}
+
+// overtakenFixture is rollout-rare-certain's shape.
+func overtakenFixture() *snapshot.Snapshot {
+	d := mkDeploy(10, 11, "1", "0")
+	old := mkDepRS(d, "v1", "web:1", 4, 24*time.Hour, 10, 11)
+	cur := mkDepRS(d, "v2", "web:2", 7, time.Minute, 10, 11)
+	s := &snapshot.Snapshot{Deployments: []*appsv1.Deployment{d}, ReplicaSets: []*appsv1.ReplicaSet{old, cur}, Pods: podsOf(
+		rsPod("v1-unassigned", old).phase(corev1.PodPending),
+		rsPod("v1-pending", old).on("n3").phase(corev1.PodPending),
+		rsPod("v1-unready", old).on("n1").notReady(),
+		rsPod("v1-ready", old).on("n1").readyFor(30*time.Minute),
+		rsPod("v2-unassigned", cur).phase(corev1.PodPending),
+		rsPod("v2-pending", cur).on("n1").phase(corev1.PodPending),
+		rsPod("v2-a", cur).on("n1").readyFor(60*time.Second).restarts(2),
+		rsPod("v2-b", cur).on("n1").readyFor(11*time.Second),
+		rsPod("v2-c", cur).on("n1").readyFor(11*time.Second),
+		rsPod("v2-d", cur).on("n1").readyFor(20*time.Second),
+		rsPod("v2-e", cur).on("n2").readyFor(21*time.Second).restarts(5),
+	)}
+	return s
 }
