@@ -160,9 +160,12 @@ type Pod struct {
 	Fate              string  `json:"fate"`
 	Certain           bool    `json:"certain"`
 	DeleteProbability float64 `json:"deleteProbability"`
-	Round             int     `json:"round,omitempty"`
-	Step              string  `json:"step,omitempty"`
-	ReplicaSet        string  `json:"replicaSet,omitempty"`
+	// DeleteProbabilityRange: a timing-decided chance at the ends of the
+	// races' plausible ranges (docs/deployments.md), where they differ.
+	DeleteProbabilityRange []float64 `json:"deleteProbabilityRange,omitempty"`
+	Round                  int       `json:"round,omitempty"`
+	Step                   string    `json:"step,omitempty"`
+	ReplicaSet             string    `json:"replicaSet,omitempty"`
 	// DecidedBy explains the comparison with the next pod in order.
 	DecidedBy *Decision `json:"decidedBy,omitempty"`
 	// VsBoundary explains the comparison that decided this pod's fate: a

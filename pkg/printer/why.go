@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
@@ -184,6 +185,10 @@ func fateCell(ties []bool, pod prediction.Pod) string {
 	default:
 		word = "keep"
 	}
+	if r := pod.DeleteProbabilityRange; len(r) == 2 {
+		// A timing-decided chance: the range the cluster's load allows.
+		return word + " " + strings.TrimSuffix(percent(r[0]), "%") + "–" + percent(r[1])
+	}
 	return word + " " + percent(pod.DeleteProbability)
 }
 
@@ -245,6 +250,10 @@ func legend(p *prediction.Prediction, w *why) []string {
 	if !p.Certain {
 		fate = "FATE: the pod's fate in the likeliest outcome (\"tie\" when all outcomes are equally likely), " +
 			"with its chance of deletion; chance decides every row between 0% and 100%."
+		if slices.ContainsFunc(p.Pods, func(q prediction.Pod) bool { return len(q.DeleteProbabilityRange) == 2 }) {
+			fate += " Two percentages (a range) are a chance the controllers' timing decides: it moves with the control plane's " +
+				"load, which the plugin cannot see (-o json adds the central estimate)."
+		}
 	}
 	whyLine := "WHY: the first rule that separates a victim from the first pod kept, or a kept pod from the last victim, " +
 		"with both pods' values; the other pod is in parentheses. -o wide adds DECIDED BY (vs the next pod in order)."

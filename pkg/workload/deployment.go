@@ -27,6 +27,17 @@ type branch struct {
 	// flips: variants of small weight (a share of Weight) in which a
 	// ReplicaSet saw its siblings' deletions partly (partialViews).
 	flips []partialFlip
+	// at: the interleaving's weight under other timing weights (before
+	// normalizing), nil where it does not depend on them.
+	at func(t *timing) float64
+}
+
+// weightAt is the branch's weight under timing t, before normalizing.
+func (b branch) weightAt(t *timing) float64 {
+	if b.at == nil {
+		return b.Weight
+	}
+	return b.at(t)
 }
 
 // explored says where an exploration stopped short: past the cap on
@@ -89,8 +100,10 @@ func predictDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 
 // weighBranches merges the explored interleavings into one prediction.
 func weighBranches(bs []branch, ex explored) *prediction.Prediction {
+	ends := timingEnds(bs)
 	pred := mergeBranches(bs)
 	normalizeGroups(pred)
+	chanceRanges(pred, ends)
 	if !ex.complete() {
 		// Unexplored interleavings may differ: no pod of a ReplicaSet that
 		// changed size is certain.
@@ -122,19 +135,52 @@ func weighBranches(bs []branch, ex explored) *prediction.Prediction {
 // exploreDeployment runs the simulation once per interleaving, without
 // the stableUntil search, then the most likely one again in full.
 func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) ([]branch, explored, error) {
-	// A first run under the default choices is the lookahead for shrinks
-	// that race the next sync's.
 	fast := o
 	fast.branchOnly = true
 	var memo *runMemo
 	if !o.reference {
 		memo = newRunMemo(s.Pods)
 	}
+	// A first run under the default choices is the lookahead for shrinks
+	// that race the next sync's.
 	first, err := newDepSim(s, ref, replicas, fast, &schedule{weight: 1}, memo)
 	if err != nil {
 		return nil, explored{}, err
 	}
 	first.run()
+	fut := lookaheads(s, ref, replicas, fast, memo)
+	out, picks, ex := explorePass(s, ref, replicas, fast, memo, first.trace, fut)
+	return finishExploration(s, ref, replicas, o, memo, first.trace, fut, out, picks), ex, nil
+}
+
+// lookaheads are the futures a shrink's next resize is read from: how the
+// rollout goes on under each way the deployment controller can read the
+// statuses (a stale status lets it go further), every other choice at its
+// default. The heaviest maxLookaheads of them.
+func lookaheads(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, fast Options, memo *runMemo) futures {
+	var fut futures
+	queue := []pending{{mass: 1}}
+	for len(queue) > 0 && len(fut) < maxLookaheads {
+		var next pending
+		next, queue = popHeaviest(queue)
+		sc := &schedule{picks: next.picks, weight: 1, statusOnly: true}
+		sim, _ := newDepSim(s, ref, replicas, fast, sc, memo)
+		sim.run()
+		if k := slices.IndexFunc(fut, func(f future) bool { return sameResizes(f.trace, sim.trace) }); k >= 0 {
+			fut[k].weight += sc.weight
+		} else {
+			fut = append(fut, future{sim.trace, sc.weight})
+		}
+		queue = append(queue, sc.alternatives(len(next.picks))...)
+	}
+	return fut
+}
+
+// maxLookaheads bounds the futures followed for the next resizes.
+const maxLookaheads = 16
+
+// explorePass runs every interleaving, heaviest first, up to the cap.
+func explorePass(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, fast Options, memo *runMemo, plan []syncTrace, fut futures) ([]branch, [][]int, explored) {
 	var out []branch
 	var picks [][]int
 	total := 0.0
@@ -150,32 +196,39 @@ func exploreDeployment(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o
 		next, queue = popHeaviest(queue)
 		sc := &schedule{picks: next.picks, weight: 1}
 		sim, _ := newDepSim(s, ref, replicas, fast, sc, memo)
-		sim.plan = first.trace
+		sim.plan, sim.futures = plan, fut
 		p := sim.run()
 		normalizeGroups(p)
-		out = append(out, branch{Branch{Label: labelOf(sc.labels), Weight: sc.weight, Victims: slices.Clone(p.Victims)}, p, sim.realized, flipsOf(p, sim.partly)})
+		out = append(out, branch{Branch{Label: labelOf(sc.labels), Weight: sc.weight, Victims: slices.Clone(p.Victims)}, p, sim.realized, flipsOf(p, sim.partly), sc.weightAt})
 		ex.partial = ex.partial || sim.partial
 		ex.unchecked = ex.unchecked || sim.unchecked
 		picks = append(picks, slices.Clone(sc.picks[:sc.pos]))
 		total += sc.weight
 		queue = append(queue, sc.alternatives(len(next.picks))...)
 	}
-	best := 0
 	for i := range out {
 		out[i].Weight /= total
+	}
+	for _, q := range queue {
+		ex.unexplored += q.mass
+	}
+	return out, picks, ex
+}
+
+// finishExploration runs the most likely interleaving again in full.
+func finishExploration(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options, memo *runMemo, plan []syncTrace, fut futures, out []branch, picks [][]int) []branch {
+	best := 0
+	for i := range out {
 		if out[i].Weight > out[best].Weight {
 			best = i
 		}
 	}
 	sim, _ := newDepSim(s, ref, replicas, o, &schedule{picks: picks[best], weight: 1}, memo)
-	sim.plan = first.trace
+	sim.plan, sim.futures = plan, fut
 	p := sim.run()
 	normalizeGroups(p)
 	out[best].pred = p
-	for _, q := range queue {
-		ex.unexplored += q.mass
-	}
-	return out, ex, nil
+	return out
 }
 
 // mergeBranches starts from the most likely interleaving and gives every

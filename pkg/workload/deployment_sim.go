@@ -70,6 +70,9 @@ type depSim struct {
 	syncNo int
 	plan   []syncTrace
 	trace  []syncTrace
+	// futures: the syncs after the scale under each reading of the
+	// statuses, for the next resize of a shrinking ReplicaSet (nextTarget).
+	futures futures
 	// neededFresh: ReplicaSets whose fresh status this sync's decision
 	// needed (they had ranked and deleted before it).
 	neededFresh map[string]bool
@@ -330,7 +333,7 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 	type view struct {
 		next    []deployment.ReplicaSet
 		changes []deployment.Change
-		weight  float64
+		at      []func(t *timing) float64 // summed
 		label   string
 		fresh   map[string]bool
 	}
@@ -340,17 +343,17 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 	for _, i := range staleIdx {
 		allFresh[sim.state[i].Name] = true
 	}
-	views := []view{{next, changes, statusFreshAtOnce, "statuses fresh at once", allFresh}}
-	otherOrder := statusOtherOrderOldFirst
+	views := []view{{next, changes, []func(t *timing) float64{func(t *timing) float64 { return t[raceFreshAtOnce] }}, "statuses fresh at once", allFresh}}
+	otherOrder := raceOtherOrderOldFirst
 	if sim.state[staleIdx[0]].New {
-		otherOrder = statusOtherOrderNewFirst
+		otherOrder = raceOtherOrderNewFirst
 	}
 	for _, sq := range freshSequences(len(staleIdx), otherOrder) {
 		n, ch, fresh := sim.firstActingView(staleIdx, sq.steps, v)
 		merged := false
 		for k := range views {
 			if sameChanges(views[k].changes, ch) {
-				views[k].weight += sq.weight
+				views[k].at = append(views[k].at, sq.at)
 				if len(fresh) < len(views[k].fresh) {
 					views[k].fresh = fresh
 				}
@@ -359,7 +362,7 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 			}
 		}
 		if !merged {
-			views = append(views, view{n, ch, sq.weight, sq.label, fresh})
+			views = append(views, view{n, ch, []func(t *timing) float64{sq.at}, sq.label, fresh})
 		}
 	}
 	if len(views) == 1 {
@@ -368,9 +371,16 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 	}
 	opts := make([]option, len(views))
 	for i, vw := range views {
-		opts[i] = option{vw.label, vw.weight}
+		parts := vw.at
+		opts[i] = timed(vw.label, func(t *timing) float64 {
+			w := 0.0
+			for _, f := range parts {
+				w += f(t)
+			}
+			return w
+		})
 	}
-	pick := views[sim.sched.choose(opts)]
+	pick := views[sim.sched.chooseStatus(opts)]
 	sim.neededFresh = pick.fresh
 	return pick.next, pick.changes
 }
@@ -596,28 +606,67 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 	}
 }
 
-// nextTarget: the next sync resizes the same ReplicaSet again (per the
-// plan). Its controller may not have synced in between, and then takes
-// both steps in one sort, or, when the next step grows it back, sees only
-// the final size and deletes less or nothing: a choice.
+// nextTarget: the next syncs resize the same ReplicaSet again (in some
+// known future). Its controller may not have synced in between, and then
+// takes both steps in one sort, or, when the next step grows it back, sees
+// only the final size and deletes less or nothing: a choice. Each future's
+// next size is an option of its own: a status read stale lets the rollout
+// go further, and a controller that has not synced yet leaves its status
+// stale.
 func (sim *depSim) nextTarget(rs string, to int32) (int32, bool) {
 	// The syncs of a rollout follow each other within milliseconds: the
 	// next resize may come one or two syncs later.
-	b, ok := int32(0), false
-	for n := sim.syncNo + 1; n < len(sim.plan) && n <= sim.syncNo+2 && !ok; n++ {
-		b, ok = sim.plan[n].to[rs]
+	fut := sim.futures
+	if fut == nil && sim.plan != nil {
+		fut = futures{{sim.plan, 1}}
 	}
-	if !ok || b == to {
-		return 0, false
-	}
-	if b > to {
-		if sim.sched.choose([]option{{"synced before the grow", 1 - weightOvertaken}, {"overtaken by the grow", weightOvertaken}}) == 1 {
-			return b, true
+	sizes, shares := fut.nextSizes(sim.syncNo, rs)
+	grows, shrinks := 0, 0
+	for k, b := range sizes {
+		switch {
+		case b > to:
+			grows++
+		case b < to:
+			shrinks++
+		default:
+			shares[k] = 0
 		}
+	}
+	if grows+shrinks == 0 {
 		return 0, false
 	}
-	if sim.sched.choose([]option{{"one sort per step", 1 - weightMergedSteps}, {"steps merged in one sort", weightMergedSteps}}) == 1 {
-		return b, true
+	base := "synced before the grow"
+	if grows == 0 {
+		base = "one sort per step"
+	}
+	var weights []func(t *timing) float64
+	var targets []int32
+	var opts []option
+	for k, b := range sizes {
+		if b == to {
+			continue
+		}
+		r, label, share := raceMerged, "steps merged in one sort", shares[k]
+		if b > to {
+			r, label = raceOvertaken, "overtaken by the grow"
+		}
+		if grows+shrinks > 1 {
+			label += fmt.Sprintf(" to %d", b)
+		}
+		w := func(t *timing) float64 { return t[r] * share }
+		weights = append(weights, w)
+		opts = append(opts, timed(label, w))
+		targets = append(targets, b)
+	}
+	opts = slices.Insert(opts, 0, timed(base, func(t *timing) float64 {
+		left := 1.0
+		for _, w := range weights {
+			left -= w(t)
+		}
+		return left
+	}))
+	if c := sim.sched.choose(opts); c > 0 {
+		return targets[c-1], true
 	}
 	return 0, false
 }
@@ -657,7 +706,7 @@ func (sim *depSim) laterVictims(shrinks []shrink) (victims []string, after bool)
 	if len(out) == 0 || !slices.ContainsFunc(shrinks, func(sh shrink) bool { return sim.mayRankLate(sim.rss[sh.i].rs.Name) }) {
 		return nil, false
 	}
-	after = sim.sched.choose([]option{{"ranked before the next sync's deletions", 1 - weightSeesNextSync}, {"ranked after the next sync's deletions", weightSeesNextSync}}) == 1
+	after = sim.sched.choose(yesNo(raceSeesNextSync, "ranked before the next sync's deletions", "ranked after the next sync's deletions")) == 1
 	return out, after
 }
 

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -96,10 +97,51 @@ const (
 // warns and only the explored ones count.
 const maxBranches = 256
 
-// option is one way a choice can go and its relative weight.
+// option is one way a choice can go and its relative weight; at gives
+// the weight under other timing weights (nil: it does not depend on them).
 type option struct {
 	label  string
 	weight float64
+	at     func(t *timing) float64
+}
+
+// timed is an option whose weight depends on the timing weights.
+func timed(label string, at func(t *timing) float64) option {
+	return option{label, at(&centralTiming), at}
+}
+
+// shareAt is option i's share of its choice under timing t.
+func shareAt(opts []option, i int) func(t *timing) float64 {
+	fixed := true
+	for _, o := range opts {
+		fixed = fixed && o.at == nil
+	}
+	if fixed {
+		total := 0.0
+		for _, o := range opts {
+			total += o.weight
+		}
+		share := opts[i].weight / total
+		return func(*timing) float64 { return share }
+	}
+	opts = slices.Clone(opts)
+	return func(t *timing) float64 {
+		total, mine := 0.0, 0.0
+		for k, o := range opts {
+			w := o.weight
+			if o.at != nil {
+				w = o.at(t)
+			}
+			total += w
+			if k == i {
+				mine = w
+			}
+		}
+		if total <= 0 {
+			return 0
+		}
+		return mine / total
+	}
 }
 
 // schedule replays a prefix of choices and records the choices met after
@@ -112,9 +154,32 @@ type schedule struct {
 	labels []string
 	// shares: each option's share of its choice, per choice met.
 	shares [][]float64
+	// statusOnly: only the deployment controller's reading of statuses is
+	// a choice (chooseStatus); every other one takes its default.
+	statusOnly bool
+	// at: each choice met, the picked option's share under other timing
+	// weights.
+	at []func(t *timing) float64
+}
+
+// weightAt is the interleaving's weight under timing t.
+func (s *schedule) weightAt(t *timing) float64 {
+	w := 1.0
+	for _, f := range s.at[:s.pos] {
+		w *= f(t)
+	}
+	return w
 }
 
 func (s *schedule) choose(opts []option) int {
+	if s.statusOnly {
+		return 0
+	}
+	return s.chooseStatus(opts)
+}
+
+// chooseStatus is choose for the views of stale statuses.
+func (s *schedule) chooseStatus(opts []option) int {
 	if len(opts) == 1 {
 		return 0
 	}
@@ -132,6 +197,7 @@ func (s *schedule) choose(opts []option) int {
 		shares[k] = o.weight / total
 	}
 	s.shares = append(s.shares[:s.pos-1], shares)
+	s.at = append(s.at[:s.pos-1], shareAt(opts, i))
 	s.weight *= shares[i]
 	s.labels = append(s.labels, opts[i].label)
 	return i
@@ -201,9 +267,10 @@ func (sim *depSim) chooseVisibility(k int) (sees [][]bool, order []int) {
 		orders = [][]int{order, rev}
 	}
 	// The usual case goes unlabelled: its pairs below say what was seen.
-	opts := []option{{"", 1 - weightOtherOrder}}
+	opts := []option{timed("", func(t *timing) float64 { return 1 - t[raceOtherOrder] })}
+	others := float64(len(orders) - 1)
 	for _, o := range orders[1:] {
-		opts = append(opts, option{fmt.Sprintf("deletions seen in order %v", o), weightOtherOrder / float64(len(orders)-1)})
+		opts = append(opts, timed(fmt.Sprintf("deletions seen in order %v", o), func(t *timing) float64 { return t[raceOtherOrder] / others }))
 	}
 	if c := sim.sched.choose(opts); c > 0 {
 		order = orders[c]
@@ -211,24 +278,28 @@ func (sim *depSim) chooseVisibility(k int) (sees [][]bool, order []int) {
 		return sees, order
 	}
 	if k > 3 {
-		if sim.sched.choose([]option{{"no ReplicaSet sees a sibling's deletions", 1 - weightSeesPrevious}, {"each ReplicaSet sees the deletions of those written before it", weightSeesPrevious}}) == 1 {
+		if sim.sched.choose(yesNo(raceSeesPrevious, "no ReplicaSet sees a sibling's deletions", "each ReplicaSet sees the deletions of those written before it")) == 1 {
 			seeAllBefore(sees, order)
 		}
 		return sees, order
 	}
 	for a := 1; a < k; a++ {
 		for b := 0; b < a; b++ {
-			w := weightSeesPrevious
+			r := raceSeesPrevious
 			if a-b > 1 {
-				w = weightSeesTwoBefore
+				r = raceSeesTwoBefore
 			}
-			sees[a][b] = sim.sched.choose([]option{
-				{fmt.Sprintf("ReplicaSet written %s does not see the %s's deletions", ordinal(a+1), ordinal(b+1)), 1 - w},
-				{fmt.Sprintf("ReplicaSet written %s sees the %s's deletions", ordinal(a+1), ordinal(b+1)), w},
-			}) == 1
+			sees[a][b] = sim.sched.choose(yesNo(r,
+				fmt.Sprintf("ReplicaSet written %s does not see the %s's deletions", ordinal(a+1), ordinal(b+1)),
+				fmt.Sprintf("ReplicaSet written %s sees the %s's deletions", ordinal(a+1), ordinal(b+1)))) == 1
 		}
 	}
 	return sees, order
+}
+
+// yesNo is a choice that goes the second way with race r's weight.
+func yesNo(r race, no, yes string) []option {
+	return []option{timed(no, func(t *timing) float64 { return 1 - t[r] }), timed(yes, func(t *timing) float64 { return t[r] })}
 }
 
 // seeAllBefore: each shrink ranks with the victims of those before it in
@@ -273,22 +344,23 @@ func permutations(k int) [][]int {
 // deployment controller reads them: steps of indices into the stale ones,
 // which are in write order.
 type freshSeq struct {
-	steps  [][]int
-	weight float64
-	label  string
+	steps [][]int
+	at    func(t *timing) float64
+	label string
 }
 
 // freshSequences lists the ways k stale statuses can turn fresh after the
 // deployment controller read them all stale, with their weights (together
-// 1 - statusFreshAtOnce); otherOrder is the share of the orders other
-// than the write order.
-func freshSequences(k int, otherOrder float64) []freshSeq {
-	rest := 1 - statusFreshAtOnce
+// 1 - the weight of all fresh at once); otherOrder is the race of the
+// orders other than the write order.
+func freshSequences(k int, otherOrder race) []freshSeq {
+	rest := func(t *timing) float64 { return 1 - t[raceFreshAtOnce] }
 	if k == 1 {
 		return []freshSeq{{[][]int{{0}}, rest, "stale status read first"}}
 	}
 	perms := permutations(k)
-	writeOrder := rest * (1 - otherOrder)
+	writeOrder := func(t *timing) float64 { return rest(t) * (1 - t[otherOrder]) }
+	n := float64(len(perms) - 1)
 	var out []freshSeq
 	for pi, p := range perms {
 		oneByOne := make([][]int, len(p))
@@ -297,13 +369,13 @@ func freshSequences(k int, otherOrder float64) []freshSeq {
 		}
 		switch {
 		case pi > 0:
-			out = append(out, freshSeq{oneByOne, rest * otherOrder / float64(len(perms)-1), fmt.Sprintf("stale statuses turn fresh in order %v", p)})
+			out = append(out, freshSeq{oneByOne, func(t *timing) float64 { return rest(t) * t[otherOrder] / n }, fmt.Sprintf("stale statuses turn fresh in order %v", p)})
 		case k == 2:
 			out = append(out, freshSeq{oneByOne, writeOrder, "stale statuses turn fresh in write order"})
 		default:
 			out = append(out,
-				freshSeq{[][]int{{p[0]}, p[1:]}, writeOrder * statusBatched, "first written status fresh, then the rest at once"},
-				freshSeq{oneByOne, writeOrder * (1 - statusBatched), "stale statuses turn fresh one by one in write order"})
+				freshSeq{[][]int{{p[0]}, p[1:]}, func(t *timing) float64 { return writeOrder(t) * t[raceBatched] }, "first written status fresh, then the rest at once"},
+				freshSeq{oneByOne, func(t *timing) float64 { return writeOrder(t) * (1 - t[raceBatched]) }, "stale statuses turn fresh one by one in write order"})
 		}
 	}
 	return out
@@ -315,4 +387,39 @@ func labelOf(labels []string) string {
 		return "single interleaving"
 	}
 	return strings.Join(named, ", ")
+}
+
+// future is the syncs of one run (its resizes), with the weight of the
+// interleavings that showed it.
+type future struct {
+	trace  []syncTrace
+	weight float64
+}
+
+type futures []future
+
+func sameResizes(a, b []syncTrace) bool {
+	return slices.EqualFunc(a, b, func(x, y syncTrace) bool { return maps.Equal(x.to, y.to) })
+}
+
+// nextSizes: the sizes rs is given again one or two syncs after sync no,
+// in each known future, with the share of the futures' weight.
+func (fs futures) nextSizes(no int, rs string) (sizes []int32, shares []float64) {
+	total := 0.0
+	for _, f := range fs {
+		total += f.weight
+	}
+	for _, f := range fs {
+		for n := no + 1; n < len(f.trace) && n <= no+2; n++ {
+			if b, ok := f.trace[n].to[rs]; ok {
+				if k := slices.Index(sizes, b); k >= 0 {
+					shares[k] += f.weight / total
+				} else {
+					sizes, shares = append(sizes, b), append(shares, f.weight/total)
+				}
+				break
+			}
+		}
+	}
+	return sizes, shares
 }

@@ -46,7 +46,7 @@ func (sim *depSim) realizeOpen(r *depRS, run *rsRun, later bool) {
 		}
 		opts := make([]option, len(outcomes))
 		for i, o := range outcomes {
-			opts[i] = option{fmt.Sprintf("%s takes %s", r.rs.Name, strings.Join(o.Delete, "+")), o.Probability}
+			opts[i] = option{fmt.Sprintf("%s takes %s", r.rs.Name, strings.Join(o.Delete, "+")), o.Probability, nil}
 		}
 		pick := outcomes[sim.sched.choose(opts)]
 		for _, n := range g.Pods {

@@ -52,9 +52,11 @@ type predictedPod struct {
 	Fate              string   `json:"fate"`
 	Certain           bool     `json:"certain"`
 	DeleteProbability *float64 `json:"deleteProbability"`
-	Step              string   `json:"step"`
-	ReplicaSet        string   `json:"replicaSet"`
-	ContenderGroup    *int     `json:"contenderGroup"`
+	// DeleteProbabilityRange: a timing-decided chance's range, if printed.
+	DeleteProbabilityRange []float64 `json:"deleteProbabilityRange"`
+	Step                   string    `json:"step"`
+	ReplicaSet             string    `json:"replicaSet"`
+	ContenderGroup         *int      `json:"contenderGroup"`
 }
 
 // predictedRS is one ReplicaSet of a Deployment through the scale-in:

@@ -176,8 +176,8 @@ func threeOfTwo(p *prediction) bool {
 // their role: the revision of their ReplicaSet and their node.
 func checkChances(t *testing.T, runs []*scenarioRun) {
 	type tally struct {
-		p       float64
-		n, hits int
+		p, lo, hi float64
+		n, hits   int
 	}
 	roles := map[string]*tally{}
 	for _, r := range runs {
@@ -199,6 +199,12 @@ func checkChances(t *testing.T, runs []*scenarioRun) {
 				roles[role] = tl
 			}
 			tl.p += *p.DeleteProbability
+			lo, hi := *p.DeleteProbability, *p.DeleteProbability
+			if r := p.DeleteProbabilityRange; len(r) == 2 {
+				lo, hi = r[0], r[1]
+			}
+			tl.lo += lo
+			tl.hi += hi
 			tl.n++
 			if slices.Contains(r.deleted, p.Name) {
 				tl.hits++
@@ -207,10 +213,14 @@ func checkChances(t *testing.T, runs []*scenarioRun) {
 	}
 	for _, role := range slices.Sorted(maps.Keys(roles)) {
 		tl := roles[role]
-		want, got := tl.p/float64(tl.n), float64(tl.hits)/float64(tl.n)
-		t.Logf("%-10s predicted %.2f, deleted in %d of %d runs (%.2f)", role, want, tl.hits, tl.n, got)
-		if chance.BeyondNoise(tl.hits, tl.n, want) {
-			t.Errorf("%s: predicted %.2f, measured %.2f over %d runs: off by more than %.2f beyond chance", role, want, got, tl.n, chance.Tolerance)
+		n := float64(tl.n)
+		want, got := tl.p/n, float64(tl.hits)/n
+		// A timing-decided chance is judged against its range (the
+		// nearest point of it).
+		lo, hi := tl.lo/n, tl.hi/n
+		t.Logf("%-10s predicted %.2f (range %.2f-%.2f), deleted in %d of %d runs (%.2f)", role, want, lo, hi, tl.hits, tl.n, got)
+		if near := min(max(got, lo), hi); chance.BeyondNoise(tl.hits, tl.n, near) {
+			t.Errorf("%s: predicted %.2f-%.2f, measured %.2f over %d runs: off by more than %.2f beyond chance", role, lo, hi, got, tl.n, chance.Tolerance)
 		}
 	}
 }

@@ -185,6 +185,8 @@ type report struct {
 	oddsOff, noise []string
 	// tally: runs matching each interleaving label (split when several match).
 	tally map[string]float64
+	// rangeWidths: the width of each printed range checked.
+	rangeWidths []float64
 }
 
 // add sums another scenario's report into r.
@@ -201,6 +203,7 @@ func (r *report) add(o report) {
 	r.tieChecked += o.tieChecked
 	r.tieOff += o.tieOff
 	r.tieMaxDiff = max(r.tieMaxDiff, o.tieMaxDiff)
+	r.rangeWidths = append(r.rangeWidths, o.rangeWidths...)
 	for k, v := range o.tally {
 		r.tally[k] += v
 	}
@@ -268,14 +271,22 @@ func judge(p *prepared, outs []outcome) report {
 			continue
 		}
 		rep.probChecked++
+		// A timing-decided chance is judged against its range: the
+		// nearest point of it stands for the prediction.
+		want, shown := pp.DeleteProbability, fmt.Sprintf("%.2f", pp.DeleteProbability)
+		if r := pp.DeleteProbabilityRange; len(r) == 2 {
+			want, shown = min(max(f, r[0]), r[1]), fmt.Sprintf("%.2f-%.2f", r[0], r[1])
+			rep.rangeWidths = append(rep.rangeWidths, r[1]-r[0])
+			diff = math.Abs(f - want)
+		}
 		rep.maxDiff = max(rep.maxDiff, diff)
 		if diff > tolerance {
 			rep.probOff++
-			if chance.BeyondNoise(freq[pp.Name], rep.runs, pp.DeleteProbability) {
+			if chance.BeyondNoise(freq[pp.Name], rep.runs, want) {
 				rep.probBeyond++
-				rep.oddsOff = append(rep.oddsOff, fmt.Sprintf("%s p=%.2f, measured %.2f", pp.Name, pp.DeleteProbability, f))
+				rep.oddsOff = append(rep.oddsOff, fmt.Sprintf("%s p=%s, measured %.2f", pp.Name, shown, f))
 			} else {
-				rep.noise = append(rep.noise, fmt.Sprintf("%s p=%.2f, measured %.2f", pp.Name, pp.DeleteProbability, f))
+				rep.noise = append(rep.noise, fmt.Sprintf("%s p=%s, measured %.2f", pp.Name, shown, f))
 			}
 		}
 	}
@@ -433,6 +444,9 @@ func TestDeploymentAgainstControllers(t *testing.T) {
 		ran, mid, uncertainScen, shifted, skipped, failed, total.runs)
 	t.Logf("certain fates checked %d, contradicted %d; probabilities checked %d, off by more than %.2f: %d, of them beyond chance: %d (max diff %.3f); deletion counts off %d",
 		total.certainChecked, total.contradicted, total.probChecked, tolerance, total.probOff, total.probBeyond, total.maxDiff, total.countOff)
+	if ws := slices.Sorted(slices.Values(total.rangeWidths)); len(ws) > 0 {
+		t.Logf("chances printed as a range: %d, width median %.2f, max %.2f", len(ws), ws[len(ws)/2], ws[len(ws)-1])
+	}
 	t.Logf("exact ties: %d pods checked, %d off by more than %.2f, of them beyond chance: %d (max diff %.3f)",
 		total.tieChecked, total.tieOff, tolerance, total.tieBeyond, total.tieMaxDiff)
 	var ls []string

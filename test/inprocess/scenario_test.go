@@ -62,15 +62,16 @@ func randomAge(rng *rand.Rand) time.Duration {
 }
 
 func randomPodState(rng *rand.Rand, nodes int, fresh bool) podState {
+	return randomPodStateReady(rng, nodes, map[bool]int{false: 75, true: 15}[fresh])
+}
+
+// randomPodStateReady: readyChance percent of the pods on a node are ready.
+func randomPodStateReady(rng *rand.Rand, nodes int, readyChance int) podState {
 	st := podState{phase: corev1.PodRunning}
 	if rng.IntN(100) < 12 {
 		st.phase = corev1.PodPending
 	} else {
 		st.node = fmt.Sprintf("node-%c", 'a'+rng.IntN(nodes))
-		readyChance := 75
-		if fresh {
-			readyChance = 15 // the new ReplicaSet's pods are mostly not ready yet
-		}
 		if x := rng.IntN(100); x < readyChance {
 			st.ready = true
 			st.readyAgo = randomAge(rng)
@@ -141,6 +142,10 @@ func randomScenario(rng *rand.Rand, i int, now time.Time) *scenario {
 		nodes = 2
 	}
 	strat := strategies[rng.IntN(len(strategies))]
+	// Every fifth is late in its rollout: the new ReplicaSet mostly ready,
+	// the old ones mostly not (a stale status of the new one then lets the
+	// rollout go further than the fresh one, rollout-rare-certain's class).
+	late := !race && i%5 == 4
 	nRS := 2 + rng.IntN(2)
 	if rng.IntN(100) < 12 {
 		nRS = 1
@@ -180,6 +185,9 @@ func randomScenario(rng *rand.Rand, i int, now time.Time) *scenario {
 		sc.objs = append(sc.objs, rs)
 		for j := int32(0); j < sizes[r]; j++ {
 			st := randomPodState(rng, nodes, r == nRS-1 && nRS > 1)
+			if late && nRS > 1 {
+				st = randomPodStateReady(rng, nodes, map[bool]int{false: 25, true: 80}[r == nRS-1])
+			}
 			if race {
 				st = podState{node: fmt.Sprintf("node-%c", 'a'+rng.IntN(2)), phase: corev1.PodRunning, ready: true,
 					readyAgo: []time.Duration{3 * day, 40 * day}[rng.IntN(2)] + time.Duration(rng.IntN(3600))*time.Second}
@@ -228,6 +236,9 @@ func randomScenario(rng *rand.Rand, i int, now time.Time) *scenario {
 	sc.name = fmt.Sprintf("%04d-%drs-%dto%d-surge%s-unavail%s", i, nRS, n, sc.target, strat[0].String(), strat[1].String())
 	if race {
 		tags = append(tags, "rank-race")
+	}
+	if late && nRS > 1 {
+		tags = append(tags, "late-rollout")
 	}
 	for _, t := range tags {
 		sc.name += "-" + t
