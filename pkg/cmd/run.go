@@ -19,6 +19,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer tightenGC()()
 	check, err := complete.Check(snap, o.ref, !o.offline())
 	if err != nil {
 		return err
