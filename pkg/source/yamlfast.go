@@ -1,10 +1,11 @@
 package source
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // yamlItemToJSON converts one YAML item, as kubectl prints it, to JSON
@@ -22,6 +23,22 @@ import (
 // sigs.k8s.io/yaml as before. Where it accepts, the JSON decodes to the same
 // value as sigs.k8s.io/yaml's (only key order and escaping differ).
 func yamlItemToJSON(item []byte) (out []byte, ok bool) {
+	return yamlItemToJSONIn(item, &yamlScratch{})
+}
+
+// yamlScratch is the space one conversion works in; the reader's workers
+// reuse it from item to item (yamlScratchPool), since what it holds is
+// garbage once the item's JSON is decoded.
+type yamlScratch struct {
+	out   []byte
+	lines []fastLine
+}
+
+var yamlScratchPool = sync.Pool{New: func() any { return &yamlScratch{} }}
+
+// yamlItemToJSONIn is yamlItemToJSON writing into sc: the JSON returned is
+// sc's, valid until sc is used again.
+func yamlItemToJSONIn(item []byte, sc *yamlScratch) (out []byte, ok bool) {
 	for i := 0; i < len(item); {
 		c := item[i]
 		if c < utf8.RuneSelf {
@@ -37,8 +54,14 @@ func yamlItemToJSON(item []byte) (out []byte, ok bool) {
 		}
 		i += size
 	}
-	text := string(item) // one copy; lines are slices of it
-	p := &yamlFast{out: make([]byte, 0, len(item)+len(item)/8), lines: make([]fastLine, 0, bytes.Count(item, []byte{'\n'})+1)}
+	if len(item) == 0 {
+		return nil, false
+	}
+	// The lines are slices of item itself, read only, and nothing made of
+	// them outlives the call (keys and values are copied into the JSON).
+	text := unsafe.String(unsafe.SliceData(item), len(item))
+	p := &yamlFast{out: sc.out[:0], lines: sc.lines[:0]}
+	defer func() { sc.out, sc.lines = p.out, p.lines[:0] }()
 	for len(text) > 0 {
 		i := strings.IndexByte(text, '\n')
 		var line string
@@ -444,20 +467,37 @@ func plainValue(s string) (string, bool) {
 			return "", false
 		}
 		plain := strings.ReplaceAll(s, "_", "")
-		if n, err := strconv.ParseInt(plain, 0, 64); err == nil {
-			if v := strconv.FormatInt(n, 10); v == s {
-				return v, true
+		// Only these characters can make an int (any base): others are
+		// not tried, which saves an error allocation for 250m or 10.0.0.1.
+		if intChars(plain) {
+			if n, err := strconv.ParseInt(plain, 0, 64); err == nil {
+				if v := strconv.FormatInt(n, 10); v == s {
+					return v, true
+				}
+				return "", false // octal, hex, signs, underscores: declined
 			}
-			return "", false // octal, hex, signs, underscores: declined
-		}
-		if _, err := strconv.ParseUint(plain, 0, 64); err == nil {
-			return "", false
+			if _, err := strconv.ParseUint(plain, 0, 64); err == nil {
+				return "", false
+			}
 		}
 		if yamlFloat(plain) || strings.HasPrefix(plain, "0b") || strings.HasPrefix(plain, "-0b") {
 			return "", false
 		}
 	}
 	return "", true
+}
+
+// intChars: s has only signs, hex digits and base prefixes' letters.
+func intChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F',
+			c == 'x', c == 'X', c == 'o', c == 'O', c == '+', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // looksLikeDate: yaml.v2 tries timestamps on scalars starting "NNNN-".
