@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/yaml"
 
 	"github.com/scale-preview/scale-preview/pkg/source/sourcetest"
@@ -68,6 +69,30 @@ func TestYAMLFastGenerated(t *testing.T) {
 		if !sameAsYAMLLib(t, it) {
 			t.Fatalf("declined a generated item:\n%s", it)
 		}
+	}
+}
+
+// The same objects read from kubectl's YAML and from its JSON give the
+// same snapshot: the YAML path (lines cut into items, converted without
+// the YAML library) decodes into the same compact records as the JSON one.
+func TestYAMLSnapshotMatchesJSON(t *testing.T) {
+	var js, ys bytes.Buffer
+	if err := sourcetest.WriteJSON(&js, 500); err != nil {
+		t.Fatal(err)
+	}
+	if err := sourcetest.WriteYAML(&ys, 500); err != nil {
+		t.Fatal(err)
+	}
+	fromJSON, err := streamRead(&js, "dflt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromYAML, err := streamRead(&ys, "dflt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fromYAML.Pods) != 500 || !equality.Semantic.DeepEqual(fromJSON, fromYAML) {
+		t.Fatalf("YAML and JSON snapshots differ: %s", firstDiff(fromJSON, fromYAML))
 	}
 }
 
