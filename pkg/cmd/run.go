@@ -31,6 +31,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer tightenGC()()
 	pred, err := o.predict(snap, info, o.ref, o.Replicas)
 	if err != nil {
 		return err

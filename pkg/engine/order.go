@@ -669,22 +669,27 @@ func sortTrials(c *Comparator, keys []key, universe []int, cut, trials int, rng 
 	n := len(universe)
 	uk := rankedKeys(keys, universe)
 	cmpf := func(a, b int) int { return lessCmp(c.less(&uk[a], &uk[b])) }
+	var table *bitTable
 	if n <= maxTable {
 		// Every trial asks the same few comparisons again: answer them
-		// from a table.
-		less := lessTable(c, uk)
-		cmpf = func(a, b int) int {
-			x := a*n + b
-			return lessCmp(less[x>>6]>>(x&63)&1 != 0)
-		}
+		// from a table, read inline by sortTable (slices.SortFunc's moves).
+		table = &bitTable{bits: lessTable(c, uk), n: n}
 	}
 	work := make([]int, n)
 	for t := 0; t < trials; t++ {
 		for i := range work {
 			work[i] = i
 		}
-		rng.Shuffle(n, func(i, j int) { work[i], work[j] = work[j], work[i] })
-		slices.SortFunc(work, cmpf)
+		// rng.Shuffle's Fisher-Yates, without a call per swap.
+		for i := n - 1; i > 0; i-- {
+			j := int(rng.Uint64N(uint64(i + 1)))
+			work[i], work[j] = work[j], work[i]
+		}
+		if table != nil {
+			sortTable(work, table)
+		} else {
+			slices.SortFunc(work, cmpf)
+		}
 		for _, pos := range work[:cut] {
 			took(pos)
 		}

@@ -90,6 +90,54 @@ func TestSortFuncMovesLikeSortSort(t *testing.T) {
 	}
 }
 
+// TestTableSortMovesLikeSortSort: sortTable, the copy of slices.SortFunc
+// that reads a bit table, makes sort.Sort's moves on random Less tables
+// and input orders (as TestSortFuncMovesLikeSortSort), and so does the
+// inline shuffle rng.Shuffle's.
+func TestTableSortMovesLikeSortSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 5))
+	for it := range 900 {
+		n := rng.IntN(16)
+		switch it % 3 {
+		case 1:
+			n = 16 + rng.IntN(100)
+		case 2:
+			n = 100 + rng.IntN(1500)
+		}
+		less := make([]bool, n*n)
+		table := &bitTable{bits: make([]uint64, (n*n+63)/64), n: n}
+		p := rng.Float64()
+		if it%4 == 0 {
+			p = 0.5 // many cycles
+		}
+		for i := range less {
+			if rng.Float64() < p {
+				less[i] = true
+				table.bits[i>>6] |= 1 << (i & 63)
+			}
+		}
+		a := rng.Perm(n)
+		b := slices.Clone(a)
+		sort.Sort(&tableOrder{n: n, less: less, idx: a})
+		sortTable(b, table)
+		if !slices.Equal(a, b) {
+			t.Fatalf("iteration %d, n=%d: sortTable and sort.Sort differ", it, n)
+		}
+	}
+	r1, r2 := rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(1, 2))
+	for n := range 300 {
+		a, b := firstN(n), firstN(n)
+		r1.Shuffle(n, func(i, j int) { a[i], a[j] = a[j], a[i] })
+		for i := n - 1; i > 0; i-- {
+			j := int(r2.Uint64N(uint64(i + 1)))
+			b[i], b[j] = b[j], b[i]
+		}
+		if !slices.Equal(a, b) {
+			t.Fatalf("n=%d: the inline shuffle differs from rng.Shuffle", n)
+		}
+	}
+}
+
 type tableOrder struct {
 	n    int
 	less []bool

@@ -379,7 +379,9 @@ func (st *streamer) flush() error {
 func decodeObject(in pending, ns string) decoded {
 	raw := in.raw
 	if in.yaml {
-		if j, ok := yamlItemToJSON(raw); ok {
+		sc := yamlScratchPool.Get().(*yamlScratch)
+		defer yamlScratchPool.Put(sc) // decoding copies what it keeps
+		if j, ok := yamlItemToJSONIn(raw, sc); ok {
 			raw = j
 		} else if j, err := yaml.YAMLToJSON(raw); err == nil {
 			raw = j
@@ -477,6 +479,7 @@ type yamlDoc struct {
 	dashIndent int // the items' dash column, -1 until the first item
 	itemCol    int // where the item's content starts after its dash, -1 if on the next line
 	content    bool
+	lastItem   int // the length of the item before
 }
 
 func (st *streamer) yamlLine(d *yamlDoc, line []byte) error {
@@ -507,7 +510,8 @@ func (st *streamer) yamlLine(d *yamlDoc, line []byte) error {
 				return err
 			}
 			// "- key: v" becomes "  key: v": the item's mapping, indented.
-			d.item = append(d.item, line...)
+			// Sized like the item before, so that it seldom grows.
+			d.item = append(make([]byte, 0, max(512, d.lastItem+d.lastItem/8)), line...)
 			d.item[indent] = ' '
 			d.itemCol = -1
 			if rest := bytes.TrimLeft(trimmed[1:], " "); len(rest) > 0 {
@@ -582,6 +586,7 @@ func (st *streamer) endItem(d *yamlDoc) error {
 	}
 	item := d.item
 	d.item = nil
+	d.lastItem = len(item)
 	d.items++
 	return st.push(item, true)
 }

@@ -1,31 +1,67 @@
 package source
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // yamlItemToJSON converts one YAML item, as kubectl prints it, to JSON
 // without building the YAML library's node tree and generic maps (which
 // cost about 10 s of CPU for 20,000 pods). It handles a subset: block
 // mappings and sequences, plain scalars that yaml.v2 resolves to a string,
-// a decimal int, a bool or null, single-line quoted scalars with common
-// escapes, literal block scalars (| and |-), and {} and []. Anything else
-// (flow collections, anchors, tags, comments, folded or multi-line
-// scalars, floats, timestamps, non-ASCII text, duplicate or non-string
-// keys) makes it decline (ok false), and the caller converts the item with
+// a decimal int, a bool or null, plain and single-quoted scalars broken
+// over lines (the emitter breaks them past 80 columns), single-line
+// double-quoted scalars with common escapes, literal block scalars (| and
+// |-), {} and [], and printable non-ASCII text. Anything else (flow
+// collections, anchors, tags, comments, folded block scalars, blank lines
+// outside literal blocks, floats, timestamps, line-break characters past
+// ASCII, duplicate, long or non-string keys) makes it decline (ok false),
+// and the caller converts the item with
 // sigs.k8s.io/yaml as before. Where it accepts, the JSON decodes to the same
 // value as sigs.k8s.io/yaml's (only key order and escaping differ).
 func yamlItemToJSON(item []byte) (out []byte, ok bool) {
-	for _, c := range item {
-		if c >= utf8.RuneSelf || (c < ' ' && c != '\n') || c == 0x7f {
+	return yamlItemToJSONIn(item, &yamlScratch{})
+}
+
+// yamlScratch is the space one conversion works in; the reader's workers
+// reuse it from item to item (yamlScratchPool), since what it holds is
+// garbage once the item's JSON is decoded.
+type yamlScratch struct {
+	out   []byte
+	lines []fastLine
+}
+
+var yamlScratchPool = sync.Pool{New: func() any { return &yamlScratch{} }}
+
+// yamlItemToJSONIn is yamlItemToJSON writing into sc: the JSON returned is
+// sc's, valid until sc is used again.
+func yamlItemToJSONIn(item []byte, sc *yamlScratch) (out []byte, ok bool) {
+	for i := 0; i < len(item); {
+		c := item[i]
+		if c < utf8.RuneSelf {
+			if (c < ' ' && c != '\n') || c == 0x7f {
+				return nil, false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(item[i:])
+		if !yamlPrintable(r) || size == 1 {
 			return nil, false
 		}
+		i += size
 	}
-	text := string(item) // one copy; lines are slices of it
-	p := &yamlFast{out: make([]byte, 0, len(item)+len(item)/8), lines: make([]fastLine, 0, bytes.Count(item, []byte{'\n'})+1)}
+	if len(item) == 0 {
+		return nil, false
+	}
+	// The lines are slices of item itself, read only, and nothing made of
+	// them outlives the call (keys and values are copied into the JSON).
+	text := unsafe.String(unsafe.SliceData(item), len(item))
+	p := &yamlFast{out: sc.out[:0], lines: sc.lines[:0]}
+	defer func() { sc.out, sc.lines = p.out, p.lines[:0] }()
 	for len(text) > 0 {
 		i := strings.IndexByte(text, '\n')
 		var line string
@@ -214,10 +250,17 @@ func (p *yamlFast) value(indent int, rest string, ofKey bool) bool {
 	case '"':
 		s, ok = doubleQuoted(rest)
 	case '\'':
+		if quotedEnd(rest) < 0 {
+			rest = p.folded(indent, rest) // a long scalar the emitter broke
+		}
 		s, ok = singleQuoted(rest)
 	default:
+		multi := !p.noMore(indent)
+		if multi {
+			rest = p.folded(indent, rest)
+		}
 		v, ok := plainValue(rest)
-		if !ok || !p.noMore(indent) {
+		if !ok || (multi && v != "") || !p.noMore(indent) {
 			return false
 		}
 		if v == "" {
@@ -232,6 +275,39 @@ func (p *yamlFast) value(indent int, rest string, ofKey bool) bool {
 	}
 	p.out = appendJSONString(p.out, s)
 	return p.noMore(indent)
+}
+
+// folded joins first with its continuation lines, the lines below it
+// indented more than indent, as YAML folds a plain or single-quoted
+// scalar: leading and trailing spaces dropped, each line break a space.
+// yaml.v2's emitter breaks scalars longer than 80 columns this way.
+// Blank lines (line breaks kept) and comments are left for noMore to
+// refuse; the caller checks the joined text as a whole (": " or " #"
+// where lines meet, a closing quote before the end).
+func (p *yamlFast) folded(indent int, first string) string {
+	joined := []byte(first)
+	for p.i < len(p.lines) {
+		l := p.lines[p.i]
+		if l.indent <= indent || l.text == "" || l.text[0] == '#' {
+			break
+		}
+		joined = append(append(joined, ' '), l.text...)
+		p.i++
+	}
+	return string(joined)
+}
+
+// yamlPrintable is libyaml's is_printable for characters past ASCII, less
+// the ones YAML 1.1 reads as line breaks (U+0085, U+2028, U+2029) and the
+// byte order mark.
+func yamlPrintable(r rune) bool {
+	switch {
+	case r == 0x85 || r == 0x2028 || r == 0x2029 || r == 0xFEFF:
+		return false
+	case r >= 0xA0 && r <= 0xD7FF, r >= 0xE000 && r <= 0xFFFD, r >= 0x10000 && r <= 0x10FFFF:
+		return true
+	}
+	return false
 }
 
 // noMore: a value on the key's line is not continued on deeper lines.
@@ -339,6 +415,9 @@ func keyString(k string) (string, bool) {
 	case '\'':
 		return singleQuoted(k)
 	}
+	if len(k) > 128 {
+		return "", false // the emitter writes these as "? key"; libyaml limits simple keys
+	}
 	v, ok := plainValue(k)
 	if !ok {
 		return "", false
@@ -388,20 +467,37 @@ func plainValue(s string) (string, bool) {
 			return "", false
 		}
 		plain := strings.ReplaceAll(s, "_", "")
-		if n, err := strconv.ParseInt(plain, 0, 64); err == nil {
-			if v := strconv.FormatInt(n, 10); v == s {
-				return v, true
+		// Only these characters can make an int (any base): others are
+		// not tried, which saves an error allocation for 250m or 10.0.0.1.
+		if intChars(plain) {
+			if n, err := strconv.ParseInt(plain, 0, 64); err == nil {
+				if v := strconv.FormatInt(n, 10); v == s {
+					return v, true
+				}
+				return "", false // octal, hex, signs, underscores: declined
 			}
-			return "", false // octal, hex, signs, underscores: declined
-		}
-		if _, err := strconv.ParseUint(plain, 0, 64); err == nil {
-			return "", false
+			if _, err := strconv.ParseUint(plain, 0, 64); err == nil {
+				return "", false
+			}
 		}
 		if yamlFloat(plain) || strings.HasPrefix(plain, "0b") || strings.HasPrefix(plain, "-0b") {
 			return "", false
 		}
 	}
 	return "", true
+}
+
+// intChars: s has only signs, hex digits and base prefixes' letters.
+func intChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F',
+			c == 'x', c == 'X', c == 'o', c == 'O', c == '+', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // looksLikeDate: yaml.v2 tries timestamps on scalars starting "NNNN-".

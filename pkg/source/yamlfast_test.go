@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/yaml"
 
 	"github.com/scale-preview/scale-preview/pkg/source/sourcetest"
@@ -44,7 +45,7 @@ func sameAsYAMLLib(t *testing.T, item []byte) bool {
 
 // yamlItems cuts a generated kubectl-style YAML List into its items, as
 // the streaming reader does (the dash becomes a space).
-func yamlItems(t *testing.T, n int) [][]byte {
+func yamlItems(t testing.TB, n int) [][]byte {
 	var ys bytes.Buffer
 	if err := sourcetest.WriteYAML(&ys, n); err != nil {
 		t.Fatal(err)
@@ -68,6 +69,30 @@ func TestYAMLFastGenerated(t *testing.T) {
 		if !sameAsYAMLLib(t, it) {
 			t.Fatalf("declined a generated item:\n%s", it)
 		}
+	}
+}
+
+// The same objects read from kubectl's YAML and from its JSON give the
+// same snapshot: the YAML path (lines cut into items, converted without
+// the YAML library) decodes into the same compact records as the JSON one.
+func TestYAMLSnapshotMatchesJSON(t *testing.T) {
+	var js, ys bytes.Buffer
+	if err := sourcetest.WriteJSON(&js, 500); err != nil {
+		t.Fatal(err)
+	}
+	if err := sourcetest.WriteYAML(&ys, 500); err != nil {
+		t.Fatal(err)
+	}
+	fromJSON, err := streamRead(&js, "dflt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromYAML, err := streamRead(&ys, "dflt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fromYAML.Pods) != 500 || !equality.Semantic.DeepEqual(fromJSON, fromYAML) {
+		t.Fatalf("YAML and JSON snapshots differ: %s", firstDiff(fromJSON, fromYAML))
 	}
 }
 
@@ -113,6 +138,11 @@ func TestYAMLFastStructures(t *testing.T) {
 		"  a:\n    b:\n      c:\n        d: e\n",
 		"  'k k': \"v v\"\n",
 		"  a: {}\n  b: []\n",
+		"  a: 1\n  b: x\n   y\n",
+		"  a: é – ünïcode ’ 😀\n",
+		"  - first\n    second -third\n  - x\n",
+		"  m: 'a: b\n    c d''e'\n  z: 2\n",
+		"  a:\n  - 'x:\n    y'\n",
 	}
 	for _, doc := range accepted {
 		if !sameAsYAMLLib(t, []byte(doc)) {
@@ -121,8 +151,16 @@ func TestYAMLFastStructures(t *testing.T) {
 	}
 	declined := []string{
 		"  a: 1\n  a: 2\n",
-		"  a: 1\n  b: x\n   y\n",
 		"  a: x # c\n",
+		"  a: x\n    y: z\n",
+		"  a: x\n    # c\n",
+		"  a: x\n\n    y\n",
+		"  a: 'x\n\n    y'\n",
+		"  a: 'x'\n    y\n",
+		"  a: \u2028\n",
+		"  a: \u0085\n",
+		"  a: \ufeffx\n",
+		"  a: \xff\n",
 		"  # c\n  a: 1\n",
 		"  a: >\n    x\n",
 		"  a: |+\n    x\n",
@@ -130,7 +168,6 @@ func TestYAMLFastStructures(t *testing.T) {
 		"  a: [1, 2]\n",
 		"  a: 1\n\n  b: 2\n",
 		"  a: \"x\n    y\"\n",
-		"  a: é\n",
 		"  a:\tb\n",
 		"  - - x\n",
 		"  a:\n    x\n",
@@ -150,7 +187,8 @@ func TestYAMLFastStructures(t *testing.T) {
 // library reads to the same value.
 func TestYAMLFastMutations(t *testing.T) {
 	items := yamlItems(t, 20)
-	bits := []string{" ", "  ", "\n", "\n  ", "- ", ": ", ":", "#", "'", `"`, "|", "|-", "\n\n", "{}", "[]", "yes", "0", "07", "1.5", "-", "x", "\\", "''", "~", "&a", "*a", "2006-01-02"}
+	bits := []string{" ", "  ", "\n", "\n  ", "\n      ", "- ", ": ", ":", "#", "'", `"`, "|", "|-", "\n\n", "{}", "[]", "yes", "0", "07", "1.5", "-", "x", "\\", "''", "~", "&a", "*a", "2006-01-02",
+		"é", "’", "\u2028", "\u0085", "\xc3"}
 	rng := rand.New(rand.NewPCG(18, 3))
 	accepted := 0
 	runs := 20000
@@ -178,6 +216,18 @@ func TestYAMLFastMutations(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d edited items took the fast path", accepted, runs)
+}
+
+// FuzzYAMLFastMatchesLibrary: whatever item the fast conversion accepts,
+// sigs.k8s.io/yaml reads to the same value.
+func FuzzYAMLFastMatchesLibrary(f *testing.F) {
+	for _, it := range yamlItems(f, 3) {
+		f.Add(it)
+	}
+	f.Add([]byte("  a: x\n   y\n  b: 'p: q\n    r'\n  c: é\n"))
+	f.Fuzz(func(t *testing.T, item []byte) {
+		sameAsYAMLLib(t, item)
+	})
 }
 
 // FuzzStreamMatchesGeneralReader: whatever the streaming reader (with its

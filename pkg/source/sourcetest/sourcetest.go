@@ -70,7 +70,12 @@ func podSpec() corev1.PodSpec {
 		Containers: []corev1.Container{{
 			Name: "web", Image: "registry.example.com/shop/web:1.27.3", ImagePullPolicy: corev1.PullIfNotPresent,
 			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
-			Env:   []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "info"}, {Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}},
+			// Long values with spaces, as real ones are: kubectl's YAML
+			// breaks them over lines (plain, and single-quoted with ": ").
+			Args: []string{"--listen=:8080", "--upstreams=catalog: http://catalog:8080, cart: http://cart:8080, checkout: http://checkout:8080"},
+			Env: []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "info"},
+				{Name: "JAVA_TOOL_OPTIONS", Value: "-XX:MaxRAMPercentage=75.0 -XX:+UseG1GC -XX:MaxGCPauseMillis=200 -Dfile.encoding=UTF-8 -Duser.timezone=UTC"},
+				{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}},
 			Resources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
 				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}},
@@ -89,6 +94,7 @@ func decorate(b *corev1.Pod, rs *appsv1.ReplicaSet) *corev1.Pod {
 	p.GenerateName = "web-" + hash + "-"
 	p.ResourceVersion = fmt.Sprint(1000000 + len(p.Name)*7919)
 	p.Labels = map[string]string{"app": "web", "pod-template-hash": hash}
+	p.Annotations = map[string]string{"shop.example.com/owner": "Équipe boutique – web"} // non-ASCII text
 	p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}
 	ts := p.CreationTimestamp
 	p.ManagedFields = []metav1.ManagedFieldsEntry{
