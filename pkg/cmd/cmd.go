@@ -302,6 +302,9 @@ func (o *Options) completePrinter() error {
 
 // Validate checks the replica count and the rule version.
 func (o *Options) Validate() error {
+	if err := o.validateWatchKind(); err != nil {
+		return err
+	}
 	if done, err := o.validateJob(); done {
 		return err
 	}

@@ -264,6 +264,7 @@ func TestBadInputMatrix(t *testing.T) {
 		{name: "desired workload not created yet", args: desiredFile(strings.ReplaceAll(desiredAPI("1", "x"), "name: api\n", "name: fresh\n")), live: true, code: ExitOK},
 		{name: "desired manifest without workload", args: desiredFile(desiredService), live: true, code: ExitOK},
 		// --watch (watch.md).
+		{name: "watch a node", args: static("node/worker-1", "--watch"), live: true, code: ExitUsage, words: []string{"--watch", "node/NAME"}},
 		{name: "watch with offline -f", args: static(off(example, "--replicas=3", "--watch")...), code: ExitUsage, words: []string{"--watch", "-f"}},
 		{name: "watch with --desired", args: desiredFile(desiredAPI("2", "api:2"), "--watch"), live: true, code: ExitUsage, words: []string{"--watch", "--desired"}},
 		{name: "watch with --now", args: static("deploy/api", "-n", "prod", "--replicas=1", "--watch", "--now", liveNowFlag), live: true, code: ExitUsage, words: []string{"--watch", "--now"}},

@@ -25,9 +25,6 @@ const kindPod = "Pod"
 
 func (o *Options) addPreemptionFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&o.SchedulerConfig, "scheduler-config", "", "For pod/NAME: the kube-scheduler's KubeSchedulerConfiguration file. Default: the default profile.")
-	// Hidden until the README's generated flag table (owned by the lead) is
-	// regenerated; documented in docs/preemption.md.
-	_ = fl.MarkHidden("scheduler-config")
 }
 
 // validatePod: a pod takes no --replicas; gates are the scheduler's.

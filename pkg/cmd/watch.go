@@ -38,6 +38,18 @@ func (o *Options) addWatchFlags(fl *pflag.FlagSet) {
 	fl.BoolVarP(&o.Watch, "watch", "w", false, "Keep the prediction current: watch the workload and its pods, and print it again (with the time and what changed) whenever its victims or their certainty change, until Ctrl-C.")
 }
 
+// validateWatchKind refuses a watch of what is not a workload's scale-in:
+// node, pod and Job previews answer once.
+func (o *Options) validateWatchKind() error {
+	switch k := o.ref.Kind; {
+	case !o.Watch:
+		return nil
+	case k == snapshot.Node || k == kindPod || k == snapshot.Job:
+		return withCode(ExitUsage, "--watch follows a workload's scale-in (deploy, rs, rc, sts, hpa); run %s/NAME without it", strings.ToLower(k))
+	}
+	return nil
+}
+
 // validateWatch refuses what has no meaning in a watch.
 func (o *Options) validateWatch() error {
 	switch {

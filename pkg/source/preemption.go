@@ -116,8 +116,9 @@ func (e *PermissionError) Error() string {
 func (e *PermissionError) Unwrap() error { return e.Err }
 
 // ReadCluster lists what the scheduler sees, cluster-wide. A forbidden
-// list of nodes, pods or PDBs is an error naming the permission; forbidden
-// namespaces or PriorityClasses only leave the answer less complete.
+// list of nodes, pods, PDBs or PriorityClasses (priorities decide who may
+// be a victim) is an error naming the permission; forbidden namespaces only
+// leave affinity's namespace selectors unevaluated, which a note says.
 func ReadCluster(ctx context.Context, client kubernetes.Interface) (*Cluster, error) {
 	c := &Cluster{Kinds: map[string]bool{"Node": true, "Pod": true, "PodDisruptionBudget": true, "PriorityClass": true}}
 	list := func(what string, fn pager.ListPageFunc, each func(runtime.Object)) error {

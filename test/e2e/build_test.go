@@ -84,6 +84,12 @@ func buildBinaries(binDir string) (*buildResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// kubectl of the same release, for the tests that apply manifests as a
+	// user would (the machine's own kubectl may be absent or of another release).
+	if _, err = goBuild(testModDir, "-ldflags", versionLDFlags, "-o", filepath.Join(binDir, "kubectl"),
+		"k8s.io/kubernetes/cmd/kubectl"); err != nil {
+		return nil, err
+	}
 	res.etcd, err = goBuild(testModDir, "-o", filepath.Join(binDir, "etcd"), "go.etcd.io/etcd/server/v3")
 	if err != nil {
 		return nil, err

@@ -146,10 +146,10 @@ func desiredKubectl(t *testing.T) string {
 	t.Helper()
 	kubectl := os.Getenv("E2E_KUBECTL")
 	if kubectl == "" {
-		kubectl = "/usr/bin/kubectl"
+		kubectl = filepath.Join(env.build.binDir, "kubectl") // built with the control plane
 	}
 	if _, err := os.Stat(kubectl); err != nil {
-		t.Skipf("kubectl: %v (set E2E_KUBECTL)", err)
+		t.Fatalf("kubectl: %v (set E2E_KUBECTL)", err)
 	}
 	return kubectl
 }
