@@ -350,8 +350,8 @@ func order2Table(data []int, a, b int, swaps *int, t *bitTable) (int, int) {
 // medianTable returns x where data[x] is the median of data[a],data[b],data[c], where x is a, b, or c.
 func medianTable(data []int, a, b, c int, swaps *int, t *bitTable) int {
 	a, b = order2Table(data, a, b, swaps, t)
-	b, c = order2Table(data, b, c, swaps, t)
-	a, b = order2Table(data, a, b, swaps, t)
+	b, _ = order2Table(data, b, c, swaps, t)
+	_, b = order2Table(data, a, b, swaps, t)
 	return b
 }
 
@@ -367,11 +367,5 @@ func reverseRangeTable(data []int, a, b int, t *bitTable) {
 		data[i], data[j] = data[j], data[i]
 		i++
 		j--
-	}
-}
-
-func swapRangeTable(data []int, a, b, n int, t *bitTable) {
-	for i := 0; i < n; i++ {
-		data[a+i], data[b+i] = data[b+i], data[a+i]
 	}
 }

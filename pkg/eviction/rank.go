@@ -32,15 +32,14 @@ type ranking struct {
 }
 
 func (r ranking) String() string {
-	switch r.Kind {
-	case "disk":
-		unit := "bytes"
-		if r.Inodes {
-			unit = "inodes"
-		}
-		return fmt.Sprintf("disk (%s, %s)", unit, r.Set)
+	if r.Kind != "disk" {
+		return r.Kind
 	}
-	return r.Kind
+	unit := "bytes"
+	if r.Inodes {
+		unit = "inodes"
+	}
+	return fmt.Sprintf("disk (%s, %s)", unit, r.Set)
 }
 
 // rankingFor is buildSignalToRankFunc.

@@ -417,13 +417,6 @@ func sortLeft(in Input, r rules.RuleSet, left []*engine.Pod, need int) ([]Fate, 
 	return out, nil
 }
 
-func boolRank(del bool) int {
-	if del {
-		return 0
-	}
-	return 1
-}
-
 func forced(p engine.Pod, ix int, c Cause) Fate {
 	pp := p
 	return Fate{Placed: engine.Placed{Pod: &pp, Delete: true, Certain: true, Probability: 1, Group: -1}, Index: ix, Cause: c}

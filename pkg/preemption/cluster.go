@@ -395,7 +395,7 @@ func (c *cluster) filter(n *nodeState) verdict {
 					exist = false
 				}
 			}
-			if !exist && !(len(c.affCounts) == 0 && c.matchesAllAffinity(c.pre.pod)) {
+			if !exist && (len(c.affCounts) != 0 || !c.matchesAllAffinity(c.pre.pod)) {
 				return verdict{unresolvable, "node(s) didn't match pod affinity rules"}
 			}
 		}

@@ -49,7 +49,7 @@ func ParseSchedulerConfig(data []byte, schedulerName string) (*SchedulerConfig, 
 		return nil, fmt.Errorf("no profile has schedulerName %q: this scheduler never schedules the pod", schedulerName)
 	}
 	p := profiles[i]
-	if p.Plugins != nil && len(p.Plugins) > 0 {
+	if len(p.Plugins) > 0 {
 		cfg.Unmodelled = append(cfg.Unmodelled, fmt.Sprintf("profile %q enables or disables plugins: only the default plugin set is modelled", schedulerName))
 	}
 	for _, pc := range p.PluginConfig {

@@ -320,9 +320,10 @@ func newCriticalPaths() criticalPaths {
 
 func (p *criticalPaths) update(value string, num int) {
 	i := -1
-	if value == p[0].value {
+	switch value {
+	case p[0].value:
 		i = 0
-	} else if value == p[1].value {
+	case p[1].value:
 		i = 1
 	}
 	if i >= 0 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -196,7 +197,7 @@ func readIfKubeletDoc(name string, data []byte, r io.Reader) (*snapshot.Snapshot
 		if err != nil {
 			return nil, true, &FileError{Name: display, Err: err}
 		}
-		data = append(head[:n], rest...)
+		data = slices.Concat(head[:n], rest)
 	}
 	kind := kubeletDocKind(data)
 	if kind == "" {

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,7 +33,7 @@ func predictJob(s *snapshot.Snapshot, ref snapshot.Ref, parallelism int32, o Opt
 	}
 	c := claim(s.Pods, j.Namespace, string(j.UID), sel)
 	// The controller counts finished pods it owns too (succeeded, failed).
-	claimed := append(c.active, c.terminating...)
+	claimed := slices.Concat(c.active, c.terminating)
 	for _, p := range s.Pods {
 		if ctrl := controllerOf(p); p.Namespace == j.Namespace && ctrl != nil && string(ctrl.UID) == string(j.UID) && !isActive(p) && !isTerminating(p) && sel.Matches(labels.Set(p.Labels)) {
 			claimed = append(claimed, p)
