@@ -14,10 +14,10 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
-// testdata/job.json: the Indexed job/train (six indexes, index 2 twice)
+// examples/job.json: the Indexed job/train (six indexes, index 2 twice)
 // and the NonIndexed job/queue (two pods tied), at jobNow.
 const (
-	jobFile = "testdata/job.json"
+	jobFile = "../../examples/job.json"
 	jobNow  = "2025-06-01T12:00:00Z"
 )
 

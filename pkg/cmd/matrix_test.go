@@ -135,7 +135,7 @@ func writeFile(t *testing.T, content string) string {
 // decided by other parts of the command (flag parsing, gates, steering);
 // their message check is loose: it only requires the bad value.
 func TestBadInputMatrix(t *testing.T) {
-	const jobFile = "testdata/job.json"
+	const jobFile = "../../examples/job.json"
 	web := []string{"deploy/web", "-n", "shop", "--now", liveNowFlag}
 	off := func(file string, extra ...string) []string {
 		return append(append([]string{"-f", file}, web...), extra...)
@@ -206,7 +206,7 @@ func TestBadInputMatrix(t *testing.T) {
 			return strings.Replace(s, "  priorityClassName: high", "  priorityClassName: high\n  schedulingGates: [{name: wait}]", 1)
 		}), code: ExitUsage, words: []string{"scheduling gates"}},
 		{name: "CronJob", args: static("-f", example, "cronjob/x", "--replicas=1"), code: ExitUnsupported},
-		// Jobs (testdata/job.json: Indexed job/train, NonIndexed job/queue).
+		// Jobs (examples/job.json: Indexed job/train, NonIndexed job/queue).
 		{name: "Job with --replicas", args: static("-f", jobFile, "-n", "ml", "job/queue", "--replicas=1"), code: ExitUsage, words: []string{"--parallelism"}},
 		{name: "--parallelism on a Deployment", args: static(off(example, "--parallelism=1")...), code: ExitUsage, words: []string{"job/NAME only", "Deployment"}},
 		{name: "--completions on a StatefulSet", args: static("-f", example, "sts/x", "-n", "shop", "--completions=1"), code: ExitUsage, words: []string{"job/NAME only", "StatefulSet"}},

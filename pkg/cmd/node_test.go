@@ -13,9 +13,9 @@ import (
 )
 
 const (
-	nodeFilePath    = "testdata/node/node.yaml"
-	nodeSummaryPath = "testdata/node/summary.json"
-	nodeConfigzPath = "testdata/node/configz.json"
+	nodeFilePath    = "../../examples/node/node.yaml"
+	nodeSummaryPath = "../../examples/node/summary.json"
+	nodeConfigzPath = "../../examples/node/configz.json"
 	nodeNow         = "2026-01-01T00:00:30Z"
 	nodeNoPods      = "apiVersion: v1\nkind: Node\nmetadata: {name: worker-1}\nstatus: {nodeInfo: {kubeletVersion: v1.37.1}}\n"
 	// nodeSummaryNoPods is worker-1's summary with no pod stats.

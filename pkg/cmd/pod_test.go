@@ -16,7 +16,7 @@ import (
 
 // preemptFile: three nodes, a PDB, two PriorityClasses and the manifest of
 // a pending pod shop/critical (priority 1000 from its class).
-const preemptFile = "testdata/preempt.yaml"
+const preemptFile = "../../examples/preempt.yaml"
 
 func preemptVariant(edit func(string) string) func(*testing.T) []string {
 	return func(t *testing.T) []string {

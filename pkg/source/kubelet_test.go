@@ -12,7 +12,7 @@ import (
 // any bytes without panicking; every error is one line, and a file's error
 // a FileError.
 func FuzzKubeletDocs(f *testing.F) {
-	for _, name := range []string{"../cmd/testdata/node/summary.json", "../cmd/testdata/node/configz.json", "../cmd/testdata/node/node.yaml"} {
+	for _, name := range []string{"../../examples/node/summary.json", "../../examples/node/configz.json", "../../examples/node/node.yaml"} {
 		if data, err := os.ReadFile(name); err == nil {
 			f.Add(data)
 		}
@@ -38,7 +38,7 @@ func FuzzKubeletDocs(f *testing.F) {
 }
 
 func TestKubeletDocsByShape(t *testing.T) {
-	s, err := ReadNodeFiles([]string{"../cmd/testdata/node/node.yaml", "../cmd/testdata/node/summary.json", "../cmd/testdata/node/configz.json"}, nil)
+	s, err := ReadNodeFiles([]string{"../../examples/node/node.yaml", "../../examples/node/summary.json", "../../examples/node/configz.json"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestKubeletDocsByShape(t *testing.T) {
 		t.Error("a node preview's pods are trimmed")
 	}
 	// A scale-in does not take a summary for a workload file.
-	if _, err := ReadFiles([]string{"../cmd/testdata/node/summary.json"}, nil, "default"); err == nil {
+	if _, err := ReadFiles([]string{"../../examples/node/summary.json"}, nil, "default"); err == nil {
 		t.Error("a stats summary read as a scale-in snapshot")
 	}
 }

@@ -62,7 +62,7 @@ const (
 // The recorded node of the plugin's own CLI tests (a Node and its pods as
 // a List, the kubelet's summary as `kubectl get --raw` prints it); here
 // they are served by a real API server and a fake kubelet.
-var evictNetnsTestdata = filepath.Join("..", "..", "pkg", "cmd", "testdata", "node")
+var evictNetnsTestdata = filepath.Join("..", "..", "examples", "node")
 
 // evictNetnsConfigz is the recorded configz without its soft memory
 // threshold: with hard and soft both met the recorded answer is uncertain
