@@ -410,10 +410,10 @@ func evictRandomScenario(seed uint64, maxPods int) *evictScenario {
 		if rng.IntN(3) == 0 {
 			p.storReq = pick(1<<30, 8<<30)
 		}
-		switch r := rng.IntN(20); {
-		case r == 0:
+		switch rng.IntN(20) {
+		case 0:
 			p.critical = "static"
-		case r == 1:
+		case 1:
 			p.critical, p.prio = "priority", 2000000000
 		}
 		if rng.IntN(12) == 0 { // a local-storage violation
