@@ -254,15 +254,22 @@ func registerExternalMetrics(ctx context.Context, t *testing.T, srv *httptest.Se
 // startHPAController runs a second kube-controller-manager with only the
 // HPA controller (the suite's own runs without it), syncing every 2 s.
 func startHPAController(t *testing.T) func() {
+	return startControlPlaneExtra(t, "kube-controller-manager-hpa", "kube-controller-manager",
+		"--kubeconfig", env.cp.adminKubeconfig, "--controllers", "horizontal-pod-autoscaler-controller",
+		"--leader-elect=false", "--secure-port", "0", "--horizontal-pod-autoscaler-sync-period", "2s", "--v", "2")
+}
+
+// startControlPlaneExtra runs one more control-plane binary beside the
+// shared control plane, logging to NAME.log in its directory, until the
+// returned stop; a failed test gets the log's tail.
+func startControlPlaneExtra(t *testing.T, name, binary string, args ...string) (stop func()) {
 	t.Helper()
-	logPath := filepath.Join(env.cp.dir, "kube-controller-manager-hpa.log")
+	logPath := filepath.Join(env.cp.dir, name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(env.cp.binDir, "kube-controller-manager"),
-		"--kubeconfig", env.cp.adminKubeconfig, "--controllers", "horizontal-pod-autoscaler-controller",
-		"--leader-elect=false", "--secure-port", "0", "--horizontal-pod-autoscaler-sync-period", "2s", "--v", "2")
+	cmd := exec.Command(filepath.Join(env.cp.binDir, binary), args...)
 	cmd.Stdout, cmd.Stderr, cmd.Dir = f, f, env.cp.dir
 	cmd.SysProcAttr = childSysProcAttr()
 	if err := cmd.Start(); err != nil {
@@ -273,6 +280,12 @@ func startHPAController(t *testing.T) func() {
 		_ = cmd.Process.Kill()
 		_, _ = cmd.Process.Wait()
 		f.Close()
+		if t.Failed() {
+			if b, err := os.ReadFile(logPath); err == nil {
+				lines := strings.Split(string(b), "\n")
+				t.Logf("%s log tail:\n%s", name, strings.Join(lines[max(0, len(lines)-30):], "\n"))
+			}
+		}
 	}
 }
 

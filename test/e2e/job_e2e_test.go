@@ -4,12 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -241,30 +237,7 @@ func jobWaitDeleted(ctx context.Context, ns string, pods []*corev1.Pod, want int
 // jobStartController runs a kube-controller-manager with only the Job
 // controller (the suite's own runs without it).
 func jobStartController(t *testing.T) func() {
-	t.Helper()
-	logPath := filepath.Join(env.cp.dir, "kube-controller-manager-job.log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(filepath.Join(env.cp.binDir, "kube-controller-manager"),
+	return startControlPlaneExtra(t, "kube-controller-manager-job", "kube-controller-manager",
 		"--kubeconfig", env.cp.adminKubeconfig, "--controllers", "job-controller",
 		"--leader-elect=false", "--secure-port", "0", "--v", "2")
-	cmd.Stdout, cmd.Stderr, cmd.Dir = f, f, env.cp.dir
-	cmd.SysProcAttr = childSysProcAttr()
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		t.Fatal(err)
-	}
-	return func() {
-		_ = cmd.Process.Kill()
-		_, _ = cmd.Process.Wait()
-		f.Close()
-		if t.Failed() {
-			if b, err := os.ReadFile(logPath); err == nil {
-				lines := strings.Split(string(b), "\n")
-				t.Logf("job controller log tail:\n%s", strings.Join(lines[max(0, len(lines)-30):], "\n"))
-			}
-		}
-	}
 }

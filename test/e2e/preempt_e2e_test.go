@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -274,23 +273,7 @@ profiles:
 // preemptStartScheduler runs kube-scheduler on loopback (no serving port)
 // until stop is called.
 func preemptStartScheduler(t *testing.T, cfgPath string) (stop func()) {
-	t.Helper()
-	f, err := os.Create(filepath.Join(env.cp.dir, "kube-scheduler-preempt.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(filepath.Join(env.cp.binDir, "kube-scheduler"), "--config", cfgPath, "--secure-port", "0", "--v", "2")
-	cmd.Stdout, cmd.Stderr, cmd.Dir = f, f, env.cp.dir
-	cmd.SysProcAttr = childSysProcAttr()
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		t.Fatal(err)
-	}
-	return func() {
-		_ = cmd.Process.Kill()
-		_, _ = cmd.Process.Wait()
-		f.Close()
-	}
+	return startControlPlaneExtra(t, "kube-scheduler-preempt", "kube-scheduler", "--config", cfgPath, "--secure-port", "0", "--v", "2")
 }
 
 func preemptSetUp(ctx context.Context, s preemptScenario) error {
