@@ -40,13 +40,7 @@ func TestJobGoldenLayouts(t *testing.T) {
 				defer func(w int) { cliWidth = w }(cliWidth)
 				cliWidth = width
 				r := cliRun(t, nil, nil, tc.args...)
-				wantExit(t, r, ExitOK)
-				golden(t, "layout_"+name, r.stdout)
-				for i, l := range strings.Split(r.stdout, "\n") {
-					if len([]rune(l)) > width {
-						t.Errorf("line %d is %d columns wide (> %d): %q", i+1, len([]rune(l)), width, l)
-					}
-				}
+				wantLayout(t, r, "layout_"+name, width)
 			})
 		}
 	}

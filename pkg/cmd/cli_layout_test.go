@@ -35,14 +35,21 @@ func TestGoldenLayouts(t *testing.T) {
 				} else {
 					r = cliRun(t, nil, strings.NewReader(tc.stdin), tc.args...)
 				}
-				wantExit(t, r, ExitOK)
-				golden(t, "layout_"+name, r.stdout)
-				for i, l := range strings.Split(r.stdout, "\n") {
-					if len(l) > width {
-						t.Errorf("line %d is %d columns wide (> %d): %q", i+1, len(l), width, l)
-					}
-				}
+				wantLayout(t, r, "layout_"+name, width)
 			})
+		}
+	}
+}
+
+// wantLayout: exit 0, the golden file NAME, and no line wider than width
+// (counted in characters, as a terminal shows them).
+func wantLayout(t *testing.T, r cliResult, name string, width int) {
+	t.Helper()
+	wantExit(t, r, ExitOK)
+	golden(t, name, r.stdout)
+	for i, l := range strings.Split(r.stdout, "\n") {
+		if n := len([]rune(l)); n > width {
+			t.Errorf("line %d is %d columns wide (> %d): %q", i+1, n, width, l)
 		}
 	}
 }

@@ -65,13 +65,7 @@ func TestPodPreemptionLayouts(t *testing.T) {
 			defer func(w int) { cliWidth = w }(cliWidth)
 			cliWidth = width
 			r := cliRun(t, nil, nil, "-f", preemptFile, "pod/critical", "-n", "shop")
-			wantExit(t, r, ExitOK)
-			golden(t, name, r.stdout)
-			for i, l := range strings.Split(r.stdout, "\n") {
-				if len(l) > width {
-					t.Errorf("line %d is %d columns wide (> %d): %q", i+1, len(l), width, l)
-				}
-			}
+			wantLayout(t, r, name, width)
 		})
 	}
 }
