@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/scale-preview/scale-preview/test/internal/kubectlbuild"
 )
 
 // versionLDFlags stamps the Kubernetes version; without it the
@@ -86,9 +88,8 @@ func buildBinaries(binDir string) (*buildResult, error) {
 	}
 	// kubectl of the same release, for the tests that apply manifests as a
 	// user would (the machine's own kubectl may be absent or of another release).
-	if _, err = goBuild(testModDir, "-ldflags", versionLDFlags, "-o", filepath.Join(binDir, "kubectl"),
-		"k8s.io/kubernetes/cmd/kubectl"); err != nil {
-		return nil, err
+	if err = kubectlbuild.Build(repoRoot, filepath.Join(binDir, "kubectl")); err != nil {
+		return nil, fmt.Errorf("building kubectl: %w", err)
 	}
 	res.etcd, err = goBuild(testModDir, "-o", filepath.Join(binDir, "etcd"), "go.etcd.io/etcd/server/v3")
 	if err != nil {

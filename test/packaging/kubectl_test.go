@@ -14,15 +14,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scale-preview/scale-preview/test/internal/kubectlbuild"
 )
 
 // minKubectlMinor is the first kubectl that runs kubectl_complete-<plugin>
 // for plugin completion (kubernetes#105867, 1.26).
 const minKubectlMinor = 26
-
-// kubectlBuildVersion stamps a kubectl built from the module proxy.
-const kubectlBuildVersion = "-X k8s.io/component-base/version.gitVersion=v1.37.1 " +
-	"-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
 
 // findKubectl returns a kubectl that supports plugin completion:
 // PACKAGING_KUBECTL, else the one on PATH, else one built earlier into
@@ -61,7 +59,7 @@ func findKubectl(t *testing.T, root string) string {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if err := buildKubectl(root, cached); err != nil {
+	if err := kubectlbuild.Build(root, cached); err != nil {
 		t.Fatalf("no usable kubectl, and building k8s.io/kubernetes/cmd/kubectl failed: %v", err)
 	}
 	minor, err := kubectlMinor(cached)
@@ -70,40 +68,6 @@ func findKubectl(t *testing.T, root string) string {
 	}
 	t.Logf("kubectl: built %s (1.%d) in %s", cached, minor, time.Since(start).Round(time.Second))
 	return cached
-}
-
-// buildKubectl builds k8s.io/kubernetes/cmd/kubectl (the version the test
-// module pins) into out. It builds in a copy of the test module beside out,
-// with -mod=mod, so the go.sum entries kubectl needs beyond the test
-// module's are added to the copy, never to test/go.sum.
-func buildKubectl(root, out string) error {
-	modDir := filepath.Join(filepath.Dir(out), "kubectl-module")
-	if err := os.MkdirAll(modDir, 0o755); err != nil {
-		return err
-	}
-	for _, f := range []string{"go.mod", "go.sum"} {
-		data, err := os.ReadFile(filepath.Join(root, "test", f))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(modDir, f), data, 0o644); err != nil {
-			return err
-		}
-	}
-	goCmd := func(args ...string) error {
-		cmd := exec.Command("go", args...)
-		cmd.Dir = modDir
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, tail(string(b), 40))
-		}
-		return nil
-	}
-	// The test module replaces the project with "../": point at the root.
-	if err := goCmd("mod", "edit", "-replace=github.com/scale-preview/scale-preview="+root); err != nil {
-		return err
-	}
-	return goCmd("build", "-ldflags", kubectlBuildVersion, "-o", out, "k8s.io/kubernetes/cmd/kubectl")
 }
 
 func kubectlMinor(kc string) (int, error) {
