@@ -169,6 +169,23 @@ func (cp *controlPlane) startProcess(name string, args ...string) (*process, err
 }
 
 // waitFor polls cond until it returns true, the process exits or timeout.
+// waitAPIReady waits for kube-apiserver's /readyz as the given token's user.
+func waitAPIReady(api *process, apiURL, token string) error {
+	insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed test server
+	}}
+	return waitFor(api, 120*time.Second, "kube-apiserver /readyz", func() bool {
+		req, _ := http.NewRequest(http.MethodGet, apiURL+"/readyz", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := insecure.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
 func waitFor(p *process, timeout time.Duration, what string, cond func() bool) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -287,19 +304,7 @@ func startControlPlane(binDir string) (cp *controlPlane, err error) {
 	if err != nil {
 		return cp, err
 	}
-	insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed loopback test server
-	}}
-	if err := waitFor(api, 120*time.Second, "kube-apiserver /readyz", func() bool {
-		req, _ := http.NewRequest(http.MethodGet, cp.apiURL+"/readyz", nil)
-		req.Header.Set("Authorization", "Bearer "+adminToken)
-		resp, err := insecure.Do(req)
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}); err != nil {
+	if err := waitAPIReady(api, cp.apiURL, adminToken); err != nil {
 		return cp, err
 	}
 	// The API server writes a self-signed serving certificate (with its CA

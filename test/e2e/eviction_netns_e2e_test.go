@@ -323,19 +323,7 @@ func evictNetnsRun(dir string, res *evictNetnsResult) (err error) {
 	if err != nil {
 		return err
 	}
-	insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the namespace's own API server
-	}}
-	if err := waitFor(api, 120*time.Second, "kube-apiserver /readyz", func() bool {
-		req, _ := http.NewRequest(http.MethodGet, cp.apiURL+"/readyz", nil)
-		req.Header.Set("Authorization", "Bearer "+evictNetnsAdminToken)
-		resp, err := insecure.Do(req)
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}); err != nil {
+	if err := waitAPIReady(api, cp.apiURL, evictNetnsAdminToken); err != nil {
 		return err
 	}
 	if cp.caData, err = os.ReadFile(filepath.Join(certDir, "apiserver.crt")); err != nil {
