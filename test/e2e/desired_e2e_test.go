@@ -420,6 +420,7 @@ func TestDesiredWatchLong(t *testing.T) {
 	c := env.cp.admin
 	var samples []int64
 	start, churns := time.Now(), 0
+	lastLog := start
 	nodes := []string{"node-a", "node-b"}
 	for time.Since(start) < dur {
 		pods, _, err := r.listPods(ctx)
@@ -450,6 +451,11 @@ func TestDesiredWatchLong(t *testing.T) {
 		}
 		if rss, err := desiredRSS(w.cmd.Process.Pid); err == nil {
 			samples = append(samples, rss)
+			if time.Since(lastLog) >= 10*time.Minute {
+				_, printed := w.last()
+				t.Logf("after %s: RSS %d KiB, %d pods replaced, %d predictions printed", time.Since(start).Round(time.Minute), rss/1024, churns, printed)
+				lastLog = time.Now()
+			}
 		}
 		time.Sleep(time.Second)
 	}
