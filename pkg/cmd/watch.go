@@ -12,15 +12,12 @@ import (
 
 	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -219,7 +216,8 @@ func (w *watchLoop) run(ctx context.Context, last *prediction.Prediction) error 
 	}
 	var mu sync.Mutex
 	lastErr := ""
-	for _, inf := range w.informers() {
+	infs, factories := w.informers()
+	for _, inf := range infs {
 		// A watch that fails (forbidden, the server gone) says so once on
 		// stderr instead of client-go's log lines; expiry and EOF are the
 		// informer's routine and say nothing.
@@ -239,8 +237,16 @@ func (w *watchLoop) run(ctx context.Context, last *prediction.Prediction) error 
 			UpdateFunc: func(any, any) { signal() },
 			DeleteFunc: func(any) { signal() },
 		})
-		go inf.RunWithContext(ctx)
 	}
+	for _, f := range factories {
+		f.Start(ctx.Done())
+	}
+	defer func() { // Shutdown waits for the informers, which stop with ctx
+		cancel()
+		for _, f := range factories {
+			f.Shutdown()
+		}
+	}()
 	for {
 		// Age-based rules change the answer at stableUntil without any
 		// object changing: predict again then.
@@ -300,105 +306,41 @@ func (w *watchLoop) settle(ctx context.Context, kick <-chan struct{}) {
 
 // informers watch the pods (by the workload's selector), the workload
 // itself and, for a Deployment, its ReplicaSets; for an autoscaler also
-// the autoscaler.
-func (w *watchLoop) informers() []cache.SharedIndexInformer {
-	ns, c := w.ref.Namespace, w.client
-	byName := func(name string) func(*metav1.ListOptions) {
-		return func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
-		}
-	}
-	podSel := func(o *metav1.ListOptions) { o.LabelSelector = w.pods.String() }
-	out := []cache.SharedIndexInformer{
-		newTrigger(c, &corev1.Pod{}, podSel,
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return c.CoreV1().Pods(ns).List(ctx, o)
-			},
-			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return c.CoreV1().Pods(ns).Watch(ctx, o)
-			}),
-	}
-	ref := w.ref
-	if ref.Kind == snapshot.HorizontalPodAutoscaler {
-		out = append(out, newTrigger(c, &autoscalingv2.HorizontalPodAutoscaler{}, byName(ref.Name),
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return c.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, o)
-			},
-			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return c.AutoscalingV2().HorizontalPodAutoscalers(ns).Watch(ctx, o)
-			}))
-		return out // the target's pods are watched; its spec moves with the autoscaler's status
-	}
-	apps := c.AppsV1()
+// the autoscaler. They come from client-go's informer factories: one
+// filtered by the pods' selector, one by the workload's name.
+func (w *watchLoop) informers() ([]cache.SharedIndexInformer, []informers.SharedInformerFactory) {
+	ns, ref := w.ref.Namespace, w.ref
+	bySelector := informers.NewSharedInformerFactoryWithOptions(w.client, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = w.pods.String() }))
+	byName := informers.NewSharedInformerFactoryWithOptions(w.client, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ref.Name).String()
+		}))
+	out := []cache.SharedIndexInformer{bySelector.Core().V1().Pods().Informer()}
 	switch ref.Kind {
+	case snapshot.HorizontalPodAutoscaler:
+		// The target's pods are watched; its spec moves with the autoscaler's status.
+		out = append(out, byName.Autoscaling().V2().HorizontalPodAutoscalers().Informer())
 	case snapshot.Deployment:
-		out = append(out,
-			newTrigger(c, &appsv1.Deployment{}, byName(ref.Name),
-				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-					return apps.Deployments(ns).List(ctx, o)
-				},
-				func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-					return apps.Deployments(ns).Watch(ctx, o)
-				}),
-			newTrigger(c, &appsv1.ReplicaSet{}, podSel,
-				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-					return apps.ReplicaSets(ns).List(ctx, o)
-				},
-				func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-					return apps.ReplicaSets(ns).Watch(ctx, o)
-				}))
+		out = append(out, byName.Apps().V1().Deployments().Informer(), bySelector.Apps().V1().ReplicaSets().Informer())
 	case snapshot.ReplicaSet:
-		out = append(out, newTrigger(c, &appsv1.ReplicaSet{}, byName(ref.Name),
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return apps.ReplicaSets(ns).List(ctx, o)
-			},
-			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return apps.ReplicaSets(ns).Watch(ctx, o)
-			}))
+		out = append(out, byName.Apps().V1().ReplicaSets().Informer())
 	case snapshot.StatefulSet:
-		out = append(out, newTrigger(c, &appsv1.StatefulSet{}, byName(ref.Name),
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return apps.StatefulSets(ns).List(ctx, o)
-			},
-			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return apps.StatefulSets(ns).Watch(ctx, o)
-			}))
+		out = append(out, byName.Apps().V1().StatefulSets().Informer())
 	case snapshot.ReplicationController:
-		out = append(out, newTrigger(c, &corev1.ReplicationController{}, byName(ref.Name),
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return c.CoreV1().ReplicationControllers(ns).List(ctx, o)
-			},
-			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return c.CoreV1().ReplicationControllers(ns).Watch(ctx, o)
-			}))
+		out = append(out, byName.Core().V1().ReplicationControllers().Informer())
 	}
-	return out
-}
-
-// newTrigger is an informer whose cache keeps only each object's name,
-// namespace and resourceVersion: it exists to say that something changed.
-func newTrigger(client any, example runtime.Object, tweak func(*metav1.ListOptions),
-	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
-	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.SharedIndexInformer {
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			tweak(&o)
-			return list(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			tweak(&o)
-			return watchFn(ctx, o)
-		},
-	}
-	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client), example, 0, cache.Indexers{})
-	_ = inf.SetTransform(func(obj any) (any, error) {
-		m, err := metaOnly(obj)
-		if err != nil {
+	for _, inf := range out {
+		// The caches exist to say that something changed: keep only each
+		// object's name, namespace and resourceVersion.
+		_ = inf.SetTransform(func(obj any) (any, error) {
+			if m, err := metaOnly(obj); err == nil {
+				return m, nil
+			}
 			return obj, nil
-		}
-		return m, nil
-	})
-	return inf
+		})
+	}
+	return out, []informers.SharedInformerFactory{bySelector, byName}
 }
 
 func metaOnly(obj any) (*metav1.PartialObjectMetadata, error) {
