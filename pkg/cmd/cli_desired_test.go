@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -216,32 +215,9 @@ func TestDesiredNamespaceMismatch(t *testing.T) {
 const listSchemaPath = "../../docs/schema/scale-preview-list-v1.json"
 
 // compileListSchema compiles the list schema with the item schema it
-// refers to, each under its $id.
+// refers to.
 func compileListSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	var listID string
-	for _, path := range []string{schemaPath, listSchemaPath} {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := doc.(map[string]any)["$id"].(string)
-		if err := c.AddResource(id, doc); err != nil {
-			t.Fatal(err)
-		}
-		listID = id
-	}
-	sch, err := c.Compile(listID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sch
+	return compileSchemaFiles(t, schemaPath, listSchemaPath)
 }
 
 // The list document of real runs validates against its schema (which

@@ -66,22 +66,33 @@ func TestOutputMatchesSchema(t *testing.T) {
 	}
 }
 
-func compileSchema(t *testing.T) *jsonschema.Schema {
+func compileSchema(t *testing.T) *jsonschema.Schema { return compileSchemaFiles(t, schemaPath) }
+
+// compileSchemaFiles adds each schema under its $id, so that one can refer
+// to another, and compiles the last.
+func compileSchemaFiles(t *testing.T, paths ...string) *jsonschema.Schema {
 	t.Helper()
-	data, err := os.ReadFile(schemaPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
-	if err := c.AddResource(schemaPath, doc); err != nil {
-		t.Fatal(err)
+	var id string
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ = doc.(map[string]any)["$id"].(string)
+		if id == "" {
+			t.Fatalf("%s has no $id", path)
+		}
+		if err := c.AddResource(id, doc); err != nil {
+			t.Fatal(err)
+		}
 	}
-	sch, err := c.Compile(schemaPath)
+	sch, err := c.Compile(id)
 	if err != nil {
 		t.Fatal(err)
 	}
