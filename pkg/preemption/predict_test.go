@@ -190,3 +190,31 @@ func TestSampledCandidatesGiveProbabilities(t *testing.T) {
 		t.Fatalf("certain %v tried %d of %d, probabilities sum to %v", res.Certain, res.Tried, res.PotentialNodes, sum)
 	}
 }
+
+// Before 1.29 a node's PDB-violating victims came first and criterion 2
+// read the first victim's priority; from 1.29 the victims are sorted again.
+func TestHighestVictimPriorityBefore129ReadsFirstVictim(t *testing.T) {
+	inBudget := func(p *corev1.Pod) *corev1.Pod { p.Labels["budget"] = "b"; return p }
+	pods := []*corev1.Pod{
+		inBudget(pod("v1", "n1", "2", 5, 1)), pod("w1", "n1", "2", 50, 1),
+		inBudget(pod("v2", "n2", "2", 20, 1)), pod("x2", "n2", "2", 20, 1),
+	}
+	budget := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "default"},
+		Spec:   policyv1.PodDisruptionBudgetSpec{MinAvailable: &intstr.IntOrString{IntVal: 1}, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"budget": "b"}}},
+		Status: policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 0}}
+	for _, tc := range []struct {
+		minor int
+		want  string
+	}{{28, "n1"}, {29, "n2"}} {
+		pre := pod("hi", "", "4", 100, 0)
+		pre.Status = corev1.PodStatus{Phase: corev1.PodPending}
+		res, err := Predict(Input{Nodes: []*corev1.Node{node("n1", "4"), node("n2", "4")}, Pods: pods,
+			PDBs: []*policyv1.PodDisruptionBudget{budget}, Preemptor: pre, Rules: rules.Scheduler(tc.minor, nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Certain || res.Nominated() != tc.want || res.Separation == nil || res.Separation.Criterion != CriterionHighestPriority {
+			t.Errorf("1.%d: nominated %q certain %v separation %+v, want %s by %s", tc.minor, res.Nominated(), res.Certain, res.Separation, tc.want, CriterionHighestPriority)
+		}
+	}
+}

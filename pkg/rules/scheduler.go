@@ -52,6 +52,12 @@ type SchedulerRules struct {
 	// is not a preemption candidate (1.34+). Earlier such nodes were tried
 	// and failed after removing all victims: the same outcome.
 	RequestAboveAllocatableUnresolvable bool
+	// VictimsSortedAfterReprieve: when a node's victims come from both the
+	// PDB-violating and the other group, they are sorted by importance
+	// again (1.29+). Before, the violating ones came first, and the
+	// node-selection criterion "lowest highest-victim priority" read the
+	// first victim's priority, which then need not be the highest.
+	VictimsSortedAfterReprieve bool
 	SidecarContainers                   bool // restartable init containers add to the pod's request
 	PodLevelResources                   bool // spec.resources replaces the containers' sum
 	UseStatusResources                  bool // running pods count max(spec, allocated) (in-place resize)
@@ -69,6 +75,7 @@ type schedulerSwitch struct {
 var schedulerSwitches = []schedulerSwitch{
 	{since: 27, gate: PodDisruptionConditions, ref: func(r *SchedulerRules) *bool { return &r.TerminatingNeedsPreemptionCondition }},
 	{since: 34, ref: func(r *SchedulerRules) *bool { return &r.RequestAboveAllocatableUnresolvable }},
+	{since: 29, ref: func(r *SchedulerRules) *bool { return &r.VictimsSortedAfterReprieve }},
 	{gate: SidecarContainers, ref: func(r *SchedulerRules) *bool { return &r.SidecarContainers }},
 	{gate: PodLevelResources, ref: func(r *SchedulerRules) *bool { return &r.PodLevelResources }},
 	{gate: InPlacePodVerticalScaling, ref: func(r *SchedulerRules) *bool { return &r.UseStatusResources }},
