@@ -218,3 +218,40 @@ func TestHighestVictimPriorityBefore129ReadsFirstVictim(t *testing.T) {
 		}
 	}
 }
+
+// Before 1.24 a topology domain with one node matching the pod's node
+// selector counted the matching pods of all its nodes.
+func TestSpreadCountsWholeDomainBefore124(t *testing.T) {
+	zoned := func(n *corev1.Node, zone string, ssd bool) *corev1.Node {
+		n.Labels[corev1.LabelTopologyZone] = zone
+		if ssd {
+			n.Labels["disk"] = "ssd"
+		}
+		return n
+	}
+	nodes := []*corev1.Node{zoned(node("a", "4"), "za", true), zoned(node("b", "4"), "za", false), zoned(node("c", "4"), "zb", true)}
+	var pods []*corev1.Pod
+	for _, name := range []string{"db1", "db2", "db3"} {
+		p := pod(name, "b", "1", 0, 1)
+		p.Labels["app"] = "db"
+		pods = append(pods, p)
+	}
+	for _, tc := range []struct {
+		minor int
+		want  []string
+	}{{23, []string{"c"}}, {24, []string{"a", "c"}}} {
+		pre := pod("hi", "", "1", 100, 0)
+		pre.Labels["app"] = "db"
+		pre.Status = corev1.PodStatus{Phase: corev1.PodPending}
+		pre.Spec.NodeSelector = map[string]string{"disk": "ssd"}
+		pre.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone,
+			WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}
+		res, err := Predict(Input{Nodes: nodes, Pods: pods, Preemptor: pre, Rules: rules.Scheduler(tc.minor, nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Sorted(slices.Values(res.FitsOn)); !slices.Equal(got, tc.want) {
+			t.Errorf("1.%d: fits on %v, want %v", tc.minor, got, tc.want)
+		}
+	}
+}
