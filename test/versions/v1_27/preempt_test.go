@@ -85,42 +85,15 @@ func (c candidate) Victims() *extenderv1.Victims { return c.victims }
 func preempt(sc *preemptgen.Scenario) (*preemptgen.Case, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var objs []runtime.Object
-	var bound, pending int
-	for _, raw := range sc.Nodes {
-		n := &corev1.Node{}
-		if err := preemptgen.Strict(raw, n); err != nil {
-			return &preemptgen.Case{Skipped: err.Error()}, nil
-		}
-		objs = append(objs, n)
+	visible, bound, pending := sc.Visible()
+	nodes, errNodes := preemptgen.Decode[corev1.Node](sc.Nodes)
+	pods, errPods := preemptgen.Decode[corev1.Pod](visible)
+	pdbs, errPDBs := preemptgen.Decode[policyv1.PodDisruptionBudget](sc.PDBs)
+	if err := errors.Join(errNodes, errPods, errPDBs); err != nil {
+		return &preemptgen.Case{Skipped: err.Error()}, nil
 	}
-	pre := &corev1.Pod{}
-	for i, raw := range append(slices.Clone(sc.Pods), sc.Preemptor) {
-		p := &corev1.Pod{}
-		if err := preemptgen.Strict(raw, p); err != nil {
-			return &preemptgen.Case{Skipped: err.Error()}, nil
-		}
-		if i == len(sc.Pods) {
-			pre = p
-		}
-		switch {
-		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
-			continue // kube-scheduler's pod informer lists status.phase!=Succeeded,Failed
-		case p.Spec.NodeName != "":
-			bound++
-		default:
-			pending++
-		}
-		objs = append(objs, p)
-	}
-	for _, raw := range sc.PDBs {
-		b := &policyv1.PodDisruptionBudget{}
-		if err := preemptgen.Strict(raw, b); err != nil {
-			return &preemptgen.Case{Skipped: err.Error()}, nil
-		}
-		objs = append(objs, b)
-	}
-	client := fake.NewSimpleClientset(objs...)
+	pre := pods[len(pods)-1]
+	client := fake.NewSimpleClientset(objects(nodes, pods, pdbs)...)
 	// Victims stay: every offset sees the same cluster.
 	client.PrependReactor("delete", "pods", func(clienttesting.Action) (bool, runtime.Object, error) { return true, nil, nil })
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -130,13 +103,12 @@ func preempt(sc *preemptgen.Scenario) (*preemptgen.Case, error) {
 	if err != nil {
 		return nil, err
 	}
-	pdbLister := factory.Policy().V1().PodDisruptionBudgets().Lister()
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 	if err := preemptgen.WaitFor(func() bool {
-		pods, _ := sched.Cache.PodCount()
+		cached, _ := sched.Cache.PodCount()
 		queued, _ := sched.SchedulingQueue.PendingPods()
-		return sched.Cache.NodeCount() == len(sc.Nodes) && pods == bound && len(queued) == pending
+		return sched.Cache.NodeCount() == len(nodes) && cached == bound && len(queued) == pending
 	}); err != nil {
 		return nil, err
 	}
@@ -164,27 +136,37 @@ func preempt(sc *preemptgen.Scenario) (*preemptgen.Case, error) {
 	}
 	rec := &recorder{DefaultPreemption: plugin.(*defaultpreemption.DefaultPreemption)}
 	ev := preemption.Evaluator{PluginName: defaultpreemption.Name, Handler: fwk,
-		PodLister: factory.Core().V1().Pods().Lister(), PdbLister: pdbLister, State: state, Interface: rec}
-	numCandidates := int32(0)
-	if out.Potential > 0 {
-		_, numCandidates = rec.DefaultPreemption.GetOffsetAndNumCandidates(int32(out.Potential))
-	}
-	for _, offset := range preemptgen.Offsets(out.Potential, int(numCandidates)) {
+		PodLister: factory.Core().V1().Pods().Lister(), PdbLister: factory.Policy().V1().PodDisruptionBudgets().Lister(),
+		State: state, Interface: rec}
+	_, numCandidates := rec.DefaultPreemption.GetOffsetAndNumCandidates(int32(max(out.Potential, 1)))
+	return out, out.RunOffsets(int(numCandidates), func(offset int) (preemptgen.Nomination, error) {
 		rec.offset, rec.candidates = int32(offset), map[string]*extenderv1.Victims{}
 		res, st := ev.Preempt(ctx, pre, m)
 		if st.Code() == framework.Error {
-			return nil, fmt.Errorf("PostFilter: %v", st.AsError())
+			return preemptgen.Nomination{}, fmt.Errorf("PostFilter: %v", st.AsError())
 		}
-		if res == nil || res.NominatingInfo == nil || res.NominatedNodeName == "" {
-			out.AddRun(nil)
-			continue
-		}
-		pick := func(a, b string) string {
+		n := preemptgen.Nomination{Victims: names(rec.candidates), Pick: func(a, b string) string {
 			return ev.SelectCandidate([]preemption.Candidate{candidate{a, rec.candidates[a]}, candidate{b, rec.candidates[b]}}).Name()
+		}}
+		if res != nil && res.NominatingInfo != nil {
+			n.Winner = res.NominatedNodeName
 		}
-		out.AddRun(preemptgen.Tied(res.NominatedNodeName, names(rec.candidates), pick))
+		return n, nil
+	})
+}
+
+func objects(nodes []*corev1.Node, pods []*corev1.Pod, pdbs []*policyv1.PodDisruptionBudget) []runtime.Object {
+	var objs []runtime.Object
+	for _, n := range nodes {
+		objs = append(objs, n)
 	}
-	return out, nil
+	for _, p := range pods {
+		objs = append(objs, p)
+	}
+	for _, b := range pdbs {
+		objs = append(objs, b)
+	}
+	return objs
 }
 
 // fitsOn lists every node that passes PreFilter and Filter with nominated

@@ -2,6 +2,7 @@ package v1_33
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -90,31 +91,23 @@ func preempt(sc *preemptgen.Scenario) (*preemptgen.Case, error) {
 	defer cancel()
 	logger := klog.FromContext(ctx)
 
-	var nodes []*corev1.Node
-	var pods []*corev1.Pod
-	var objs []runtime.Object
-	for _, raw := range sc.Nodes {
-		n := &corev1.Node{}
-		if err := preemptgen.Strict(raw, n); err != nil {
-			return &preemptgen.Case{Skipped: err.Error()}, nil
-		}
-		nodes, objs = append(nodes, n), append(objs, n)
+	visible, _, _ := sc.Visible()
+	nodes, errNodes := preemptgen.Decode[corev1.Node](sc.Nodes)
+	pods, errPods := preemptgen.Decode[corev1.Pod](visible)
+	pdbs, errPDBs := preemptgen.Decode[policyv1.PodDisruptionBudget](sc.PDBs)
+	if err := errors.Join(errNodes, errPods, errPDBs); err != nil {
+		return &preemptgen.Case{Skipped: err.Error()}, nil
 	}
-	pre := &corev1.Pod{}
-	for _, raw := range append(slices.Clone(sc.Pods), sc.Preemptor) {
-		p := &corev1.Pod{}
-		if err := preemptgen.Strict(raw, p); err != nil {
-			return &preemptgen.Case{Skipped: err.Error()}, nil
-		}
-		pods, objs = append(pods, p), append(objs, p)
-		pre = p
-	}
+	pre := pods[len(pods)-1]
 	pods = pods[:len(pods)-1]
-	for _, raw := range sc.PDBs {
-		b := &policyv1.PodDisruptionBudget{}
-		if err := preemptgen.Strict(raw, b); err != nil {
-			return &preemptgen.Case{Skipped: err.Error()}, nil
-		}
+	objs := []runtime.Object{pre}
+	for _, n := range nodes {
+		objs = append(objs, n)
+	}
+	for _, p := range pods {
+		objs = append(objs, p)
+	}
+	for _, b := range pdbs {
 		objs = append(objs, b)
 	}
 	client := fake.NewClientset(objs...)
@@ -131,7 +124,7 @@ func preempt(sc *preemptgen.Scenario) (*preemptgen.Case, error) {
 		cache.AddNode(logger, n.DeepCopy())
 	}
 	for _, p := range pods {
-		if p.Spec.NodeName != "" && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+		if p.Spec.NodeName != "" {
 			if err := cache.AddPod(logger, p.DeepCopy()); err != nil {
 				return nil, err
 			}
@@ -147,7 +140,7 @@ func preempt(sc *preemptgen.Scenario) (*preemptgen.Case, error) {
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 	for _, p := range pods {
-		if p.Spec.NodeName == "" && p.Status.Phase == corev1.PodPending {
+		if p.Spec.NodeName == "" {
 			queue.Add(logger, p.DeepCopy())
 		}
 	}
@@ -218,25 +211,19 @@ func preempt(sc *preemptgen.Scenario) (*preemptgen.Case, error) {
 			out.Potential++
 		}
 	}
-	numCandidates := int32(0)
-	if out.Potential > 0 {
-		_, numCandidates = pl.GetOffsetAndNumCandidates(int32(out.Potential))
-	}
-	for _, offset := range preemptgen.Offsets(out.Potential, int(numCandidates)) {
+	_, numCandidates := pl.GetOffsetAndNumCandidates(int32(max(out.Potential, 1)))
+	return out, out.RunOffsets(int(numCandidates), func(offset int) (preemptgen.Nomination, error) {
 		rec.offset, rec.candidates = int32(offset), map[string]*extenderv1.Victims{}
 		res, st := pl.PostFilter(ctx, state, pre, statuses)
 		if st.Code() == framework.Error {
-			return nil, fmt.Errorf("PostFilter: %v", st.AsError())
+			return preemptgen.Nomination{}, fmt.Errorf("PostFilter: %v", st.AsError())
 		}
-		if res == nil || res.NominatingInfo == nil || res.NominatedNodeName == "" {
-			out.AddRun(nil)
-			continue
+		n := preemptgen.Nomination{Victims: names(rec.candidates), Pick: func(a, b string) string {
+			return pl.Evaluator.SelectCandidate(ctx, []preemption.Candidate{candidate{a, rec.candidates[a]}, candidate{b, rec.candidates[b]}}).Name()
+		}}
+		if res != nil && res.NominatingInfo != nil {
+			n.Winner = res.NominatedNodeName
 		}
-		pick := func(a, b string) string {
-			return pl.Evaluator.SelectCandidate(ctx, []preemption.Candidate{
-				candidate{a, rec.candidates[a]}, candidate{b, rec.candidates[b]}}).Name()
-		}
-		out.AddRun(preemptgen.Tied(res.NominatedNodeName, names(rec.candidates), pick))
-	}
-	return out, nil
+		return n, nil
+	})
 }

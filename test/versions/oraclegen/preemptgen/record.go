@@ -174,3 +174,29 @@ func Run(t *testing.T, v Version) {
 	t.Logf("k8s.io/kubernetes %s: %s", v.Kubernetes, what)
 	oraclegen.WriteGzipJSON(t, fmt.Sprintf("preemption-v1.%d.json.gz", v.Minor), &file, what)
 }
+
+// Nomination is one DefaultPreemption run: the node it nominated ("" for
+// none), every dry-run candidate's victims, and the release's
+// SelectCandidate on two of them.
+type Nomination struct {
+	Winner  string
+	Victims map[string][]string
+	Pick    func(a, b string) string
+}
+
+// RunOffsets runs preempt once per offset of Offsets and records each
+// outcome.
+func (c *Case) RunOffsets(numCandidates int, preempt func(offset int) (Nomination, error)) error {
+	for _, offset := range Offsets(c.Potential, numCandidates) {
+		n, err := preempt(offset)
+		if err != nil {
+			return err
+		}
+		if n.Winner == "" {
+			c.AddRun(nil)
+			continue
+		}
+		c.AddRun(Tied(n.Winner, n.Victims, n.Pick))
+	}
+	return nil
+}

@@ -374,3 +374,41 @@ func Strict(raw json.RawMessage, into any) error {
 	}
 	return nil
 }
+
+// Decode decodes each object strictly into a new T (see Strict).
+func Decode[T any](raws []json.RawMessage) ([]*T, error) {
+	out := make([]*T, 0, len(raws))
+	for _, raw := range raws {
+		v := new(T)
+		if err := Strict(raw, v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Visible are the pods kube-scheduler's informer lists (it selects
+// status.phase!=Succeeded,Failed), the preemptor last, and how many of
+// them are bound and pending.
+func (s *Scenario) Visible() (pods []json.RawMessage, bound, pending int) {
+	for _, raw := range append(s.Pods[:len(s.Pods):len(s.Pods)], s.Preemptor) {
+		var p struct {
+			Spec   struct{ NodeName string }
+			Status struct{ Phase string }
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			panic(err)
+		}
+		switch {
+		case p.Status.Phase == "Succeeded" || p.Status.Phase == "Failed":
+			continue
+		case p.Spec.NodeName != "":
+			bound++
+		default:
+			pending++
+		}
+		pods = append(pods, raw)
+	}
+	return pods, bound, pending
+}
