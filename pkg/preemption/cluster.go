@@ -250,15 +250,27 @@ func (c *cluster) buildSpread(pod *corev1.Pod) error {
 	if len(c.spread) == 0 {
 		return nil
 	}
-	for _, n := range c.nodes {
-		if !c.spreadNodeEligible(n.node) {
-			continue
+	// Before 1.24 a domain, once one of its nodes was eligible, counted the
+	// pods of every node with the constraint's key.
+	domains := make([]map[string]bool, len(c.spread))
+	for i, sc := range c.spread {
+		domains[i] = map[string]bool{}
+		for _, n := range c.nodes {
+			if c.spreadNodeEligible(n.node) && c.spreadIncludes(sc, n.node) {
+				domains[i][n.node.Labels[sc.topologyKey]] = true
+			}
 		}
-		for _, sc := range c.spread {
-			if !c.spreadIncludes(sc, n.node) {
+	}
+	for _, n := range c.nodes {
+		counted := c.spreadNodeEligible(n.node)
+		for i, sc := range c.spread {
+			v, hasKey := n.node.Labels[sc.topologyKey]
+			switch {
+			case c.rules.SpreadCountsMatchingNodesOnly && (!counted || !c.spreadIncludes(sc, n.node)):
+				continue
+			case !c.rules.SpreadCountsMatchingNodesOnly && (!hasKey || !domains[i][v]):
 				continue
 			}
-			v := n.node.Labels[sc.topologyKey]
 			cnt := 0
 			if !sc.selector.Empty() {
 				for _, p := range n.pods {

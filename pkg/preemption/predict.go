@@ -439,7 +439,7 @@ func (c *cluster) reprieve(n *nodeState, potential []*podInfo, pdbs []pdb) ([]*p
 	for _, p := range victims {
 		c.move(p, n, 1)
 	}
-	if len(violating) > 0 && len(nonViolating) > 0 {
+	if c.rules.VictimsSortedAfterReprieve && len(violating) > 0 && len(nonViolating) > 0 {
 		sort.SliceStable(victims, func(i, j int) bool { return moreImportant(victims[i], victims[j]) })
 	}
 	if len(victims) == 0 {

@@ -190,3 +190,68 @@ func TestSampledCandidatesGiveProbabilities(t *testing.T) {
 		t.Fatalf("certain %v tried %d of %d, probabilities sum to %v", res.Certain, res.Tried, res.PotentialNodes, sum)
 	}
 }
+
+// Before 1.29 a node's PDB-violating victims came first and criterion 2
+// read the first victim's priority; from 1.29 the victims are sorted again.
+func TestHighestVictimPriorityBefore129ReadsFirstVictim(t *testing.T) {
+	inBudget := func(p *corev1.Pod) *corev1.Pod { p.Labels["budget"] = "b"; return p }
+	pods := []*corev1.Pod{
+		inBudget(pod("v1", "n1", "2", 5, 1)), pod("w1", "n1", "2", 50, 1),
+		inBudget(pod("v2", "n2", "2", 20, 1)), pod("x2", "n2", "2", 20, 1),
+	}
+	budget := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "default"},
+		Spec:   policyv1.PodDisruptionBudgetSpec{MinAvailable: &intstr.IntOrString{IntVal: 1}, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"budget": "b"}}},
+		Status: policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 0}}
+	for _, tc := range []struct {
+		minor int
+		want  string
+	}{{28, "n1"}, {29, "n2"}} {
+		pre := pod("hi", "", "4", 100, 0)
+		pre.Status = corev1.PodStatus{Phase: corev1.PodPending}
+		res, err := Predict(Input{Nodes: []*corev1.Node{node("n1", "4"), node("n2", "4")}, Pods: pods,
+			PDBs: []*policyv1.PodDisruptionBudget{budget}, Preemptor: pre, Rules: rules.Scheduler(tc.minor, nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Certain || res.Nominated() != tc.want || res.Separation == nil || res.Separation.Criterion != CriterionHighestPriority {
+			t.Errorf("1.%d: nominated %q certain %v separation %+v, want %s by %s", tc.minor, res.Nominated(), res.Certain, res.Separation, tc.want, CriterionHighestPriority)
+		}
+	}
+}
+
+// Before 1.24 a topology domain with one node matching the pod's node
+// selector counted the matching pods of all its nodes.
+func TestSpreadCountsWholeDomainBefore124(t *testing.T) {
+	zoned := func(n *corev1.Node, zone string, ssd bool) *corev1.Node {
+		n.Labels[corev1.LabelTopologyZone] = zone
+		if ssd {
+			n.Labels["disk"] = "ssd"
+		}
+		return n
+	}
+	nodes := []*corev1.Node{zoned(node("a", "4"), "za", true), zoned(node("b", "4"), "za", false), zoned(node("c", "4"), "zb", true)}
+	var pods []*corev1.Pod
+	for _, name := range []string{"db1", "db2", "db3"} {
+		p := pod(name, "b", "1", 0, 1)
+		p.Labels["app"] = "db"
+		pods = append(pods, p)
+	}
+	for _, tc := range []struct {
+		minor int
+		want  []string
+	}{{23, []string{"c"}}, {24, []string{"a", "c"}}} {
+		pre := pod("hi", "", "1", 100, 0)
+		pre.Labels["app"] = "db"
+		pre.Status = corev1.PodStatus{Phase: corev1.PodPending}
+		pre.Spec.NodeSelector = map[string]string{"disk": "ssd"}
+		pre.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone,
+			WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}
+		res, err := Predict(Input{Nodes: nodes, Pods: pods, Preemptor: pre, Rules: rules.Scheduler(tc.minor, nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Sorted(slices.Values(res.FitsOn)); !slices.Equal(got, tc.want) {
+			t.Errorf("1.%d: fits on %v, want %v", tc.minor, got, tc.want)
+		}
+	}
+}

@@ -52,12 +52,22 @@ type SchedulerRules struct {
 	// is not a preemption candidate (1.34+). Earlier such nodes were tried
 	// and failed after removing all victims: the same outcome.
 	RequestAboveAllocatableUnresolvable bool
-	SidecarContainers                   bool // restartable init containers add to the pod's request
-	PodLevelResources                   bool // spec.resources replaces the containers' sum
-	UseStatusResources                  bool // running pods count max(spec, allocated) (in-place resize)
-	NodeInclusionPolicy                 bool // topology spread honours nodeAffinityPolicy/nodeTaintsPolicy
-	MinDomains                          bool // topology spread honours minDomains
-	MatchLabelKeys                      bool // topology spread merges matchLabelKeys into the selector
+	// VictimsSortedAfterReprieve: when a node's victims come from both the
+	// PDB-violating and the other group, they are sorted by importance
+	// again (1.29+). Before, the violating ones came first, and the
+	// node-selection criterion "lowest highest-victim priority" read the
+	// first victim's priority, which then need not be the highest.
+	VictimsSortedAfterReprieve bool
+	SidecarContainers          bool // restartable init containers add to the pod's request
+	PodLevelResources          bool // spec.resources replaces the containers' sum
+	UseStatusResources         bool // running pods count max(spec, allocated) (in-place resize)
+	NodeInclusionPolicy        bool // topology spread honours nodeAffinityPolicy/nodeTaintsPolicy
+	// SpreadCountsMatchingNodesOnly: topology spread counts the pods of the
+	// nodes that match the pod's required node affinity (1.24+). Before,
+	// a domain with one such node counted the pods of all its nodes.
+	SpreadCountsMatchingNodesOnly bool
+	MinDomains                    bool // topology spread honours minDomains
+	MatchLabelKeys                bool // topology spread merges matchLabelKeys into the selector
 }
 
 type schedulerSwitch struct {
@@ -69,6 +79,8 @@ type schedulerSwitch struct {
 var schedulerSwitches = []schedulerSwitch{
 	{since: 27, gate: PodDisruptionConditions, ref: func(r *SchedulerRules) *bool { return &r.TerminatingNeedsPreemptionCondition }},
 	{since: 34, ref: func(r *SchedulerRules) *bool { return &r.RequestAboveAllocatableUnresolvable }},
+	{since: 29, ref: func(r *SchedulerRules) *bool { return &r.VictimsSortedAfterReprieve }},
+	{since: 24, ref: func(r *SchedulerRules) *bool { return &r.SpreadCountsMatchingNodesOnly }},
 	{gate: SidecarContainers, ref: func(r *SchedulerRules) *bool { return &r.SidecarContainers }},
 	{gate: PodLevelResources, ref: func(r *SchedulerRules) *bool { return &r.PodLevelResources }},
 	{gate: InPlacePodVerticalScaling, ref: func(r *SchedulerRules) *bool { return &r.UseStatusResources }},

@@ -11,7 +11,10 @@ func TestPreemptDebug(t *testing.T) {
 	if err != nil {
 		t.Skip()
 	}
-	sc := preemptGenerate(seed)
+	sc, err := preemptGenerate(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
 	pre := sc.preemptor
 	t.Logf("preemptor prio %d req %v ports %v aff %+v spread %+v sel %v tol %v nom %q", *pre.Spec.Priority, pre.Spec.Containers[0].Resources.Requests, pre.Spec.Containers[0].Ports, pre.Spec.Affinity, pre.Spec.TopologySpreadConstraints, pre.Spec.NodeSelector, pre.Spec.Tolerations, pre.Status.NominatedNodeName)
 	for _, n := range sc.nodes {

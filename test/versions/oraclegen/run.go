@@ -116,7 +116,8 @@ func Dir() (string, error) {
 	return filepath.Abs(d)
 }
 
-func envInt(t *testing.T, name string, def uint64) uint64 {
+// EnvInt reads a non-negative integer setting such as ORACLE_SEED.
+func EnvInt(t *testing.T, name string, def uint64) uint64 {
 	if v := os.Getenv(name); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -146,8 +147,8 @@ func ComboName(g map[string]bool) string {
 // answers differ between combinations only through the gates; Run fails
 // if toggling a gate never changes an answer (the gate was not really set).
 func Run(t *testing.T, v Version) {
-	seed := envInt(t, "ORACLE_SEED", 20261122)
-	sets := int(envInt(t, "ORACLE_SETS", 400))
+	seed := EnvInt(t, "ORACLE_SEED", 20261122)
+	sets := int(EnvInt(t, "ORACLE_SETS", 400))
 	t.Logf("k8s.io/kubernetes %s: %d sets per combination, seed %d (ORACLE_SETS, ORACLE_SEED)", v.Kubernetes, sets, seed)
 
 	file := File{Minor: v.Minor, Kubernetes: v.Kubernetes, Seed: seed, Features: v.Features(Gates)}
@@ -238,10 +239,15 @@ func Run(t *testing.T, v Version) {
 	write(t, &file)
 }
 
-// write stores the file as v1.NN.json.gz, byte-for-byte the same for the
-// same answers (no name or time in the gzip header), so that a
-// regeneration can be compared with the committed file.
+// write stores the file as v1.NN.json.gz.
 func write(t *testing.T, file *File) {
+	WriteGzipJSON(t, fmt.Sprintf("v1.%d.json.gz", file.Minor), file, fmt.Sprintf("%d sets x %d combinations", len(file.Sets), len(file.Combos)))
+}
+
+// WriteGzipJSON stores v as $ORACLE_DIR/name, byte-for-byte the same for
+// the same answers (no name or time in the gzip header), so that a
+// regeneration can be compared with the committed file.
+func WriteGzipJSON(t *testing.T, name string, v any, what string) {
 	dir, err := Dir()
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +255,7 @@ func write(t *testing.T, file *File) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	data, err := json.Marshal(file)
+	data, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +270,7 @@ func write(t *testing.T, file *File) {
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("v1.%d.json.gz", file.Minor))
+	path := filepath.Join(dir, name)
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -272,7 +278,7 @@ func write(t *testing.T, file *File) {
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("wrote %s (%d sets x %d combinations, %d bytes, %d uncompressed)", path, len(file.Sets), len(file.Combos), buf.Len(), len(data))
+	t.Logf("wrote %s (%s, %d bytes, %d uncompressed)", path, what, buf.Len(), len(data))
 }
 
 func sameSet(a, b PodSet) error {
