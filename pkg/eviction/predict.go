@@ -289,6 +289,9 @@ func Predict(in Input) (*Result, error) {
 	if sim.truncated {
 		uncertain("too many ways the ties can fall: the probabilities are from the %d likeliest", maxStates)
 	}
+	if sim.reclaimSettles {
+		res.Notes = append(res.Notes, "a disk threshold is held only by its minimum reclaim: this kubelet takes its garbage collection to have reclaimed enough and evicts no more pods for it (1.22 on checks the minimum reclaim too)")
+	}
 	if sim.diskReclaim {
 		uncertain("a disk signal is met: the kubelet first deletes unused containers and images, which the summary does not show; it may free enough to evict nobody, and what an evicted pod frees on disk depends on that garbage collection too")
 	}

@@ -36,8 +36,11 @@ type simulation struct {
 	graceRace    bool
 	truncated    bool
 	diskReclaim  bool
-	stuck        bool
-	localStorage []LocalStorage
+	// reclaimSettles: before 1.22, a disk threshold held only by its
+	// minimum reclaim stopped evicting after garbage collection.
+	reclaimSettles bool
+	stuck          bool
+	localStorage   []LocalStorage
 }
 
 type simState struct {
@@ -206,6 +209,15 @@ func (s *simulation) choices(active []Threshold) []Threshold {
 	return out
 }
 
+// anyMet: some threshold is met, minimum reclaim aside (what
+// reclaimNodeLevelResources checks after garbage collection before 1.22).
+func (s *simulation) anyMet(obs map[Signal]observation) bool {
+	return slices.ContainsFunc(s.ths, func(t Threshold) bool {
+		o, ok := obs[t.Signal]
+		return ok && met(t, o, false)
+	})
+}
+
 func (s *simulation) remaining(st *simState) []*podInfo {
 	var out []*podInfo
 	for c, m := range s.members {
@@ -265,6 +277,12 @@ func (s *simulation) run() {
 				}
 				if r.Kind == "disk" {
 					s.diskReclaim = true
+				}
+				if !s.in.Rules.Kubelet.NodeReclaimMinReclaim && s.layout.garbageCollects(t.Signal) && !s.anyMet(st.obs) {
+					// Only minimum reclaim holds the threshold: the
+					// garbage collection is taken to have reclaimed enough.
+					s.reclaimSettles = true
+					continue
 				}
 				sorted, groups := r.rank(s.remaining(st))
 				first := slices.IndexFunc(sorted, func(p *podInfo) bool { return p.Critical == "" })

@@ -25,6 +25,16 @@ const KindKubelet = "kubelet"
 
 // KubeletRules are the kubelet eviction manager's switches.
 type KubeletRules struct {
+	// NodeReclaimMinReclaim: after image and container garbage collection
+	// the kubelet evicts pods unless every threshold is back above its value
+	// plus minimum reclaim; before, back above its value sufficed, so a disk
+	// signal held only by its minimum reclaim evicted no more pods.
+	NodeReclaimMinReclaim bool
+	// EffectiveRequests: a pod's request is resourcehelper.PodRequests
+	// (restartable init containers add to the regular ones, pod-level
+	// requests replace them); before, the containers' sum or the largest
+	// init container's, whichever is larger.
+	EffectiveRequests bool
 	// ContainerFsSignals: containerfs.available and containerfs.inodesFree
 	// exist (earlier kubelets reject them as unsupported signals).
 	ContainerFsSignals bool
@@ -53,6 +63,8 @@ type KubeletRules struct {
 }
 
 var kubeletSwitches = []Switch{
+	{Field: "Kubelet.NodeReclaimMinReclaim", Kind: KindKubelet, Since: 22,
+		What: "after image and container GC, pods are evicted until every threshold is back above value + minimum reclaim (was: above value)", ref: func(r *RuleSet) *bool { return &r.Kubelet.NodeReclaimMinReclaim }},
 	{Field: "Kubelet.ContainerFsSignals", Kind: KindKubelet, Since: 29,
 		What: "containerfs.available and containerfs.inodesFree are signals (set from nodefs or imagefs)", ref: func(r *RuleSet) *bool { return &r.Kubelet.ContainerFsSignals }},
 	{Field: "Kubelet.SplitContainerFs", Kind: KindKubelet, Since: 29, Gate: KubeletSeparateDiskGC,
@@ -67,6 +79,8 @@ var kubeletSwitches = []Switch{
 		What: "soft evictions ignore the pod's terminationGracePeriodSeconds", ref: func(r *RuleSet) *bool { return &r.Kubelet.SoftGraceOverwrite }},
 	{Field: "Kubelet.PodLevelRequests", Kind: KindKubelet, Since: 34, Gate: PodLevelResources,
 		What: "pod-level requests are the pod's request when ranking", ref: func(r *RuleSet) *bool { return &r.Kubelet.PodLevelRequests }},
+	{Field: "Kubelet.EffectiveRequests", Kind: KindKubelet, Since: 34,
+		What: "ranking reads the pod's effective requests: sidecars add up, pod-level requests apply (was: containers' sum or largest init container)", ref: func(r *RuleSet) *bool { return &r.Kubelet.EffectiveRequests }},
 	{Field: "Kubelet.SidecarStorageLimits", Kind: KindKubelet, Since: 37,
 		What: "sidecar (restartable init) containers' ephemeral-storage limits are enforced", ref: func(r *RuleSet) *bool { return &r.Kubelet.SidecarStorageLimits }},
 	{Field: "Kubelet.MemoryEmptyDirExempt", Kind: KindKubelet, Since: 37, Gate: InPlacePodVerticalScalingMemoryBackedVolumes,
