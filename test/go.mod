@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/go-logr/logr v1.4.4
 	github.com/scale-preview/scale-preview v0.0.0-00010101000000-000000000000
+	github.com/scale-preview/scale-preview/test/versions/oraclegen v0.0.0-00010101000000-000000000000
 	k8s.io/api v0.37.1
 	k8s.io/apimachinery v0.37.1
 	k8s.io/apiserver v0.37.1
@@ -172,6 +173,8 @@ require (
 )
 
 replace github.com/scale-preview/scale-preview => ../
+
+replace github.com/scale-preview/scale-preview/test/versions/oraclegen => ./versions/oraclegen
 
 replace (
 	k8s.io/api => k8s.io/api v0.37.1

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,7 +117,8 @@ func Dir() (string, error) {
 	return filepath.Abs(d)
 }
 
-func envInt(t *testing.T, name string, def uint64) uint64 {
+// EnvInt is the environment variable name as a number, def when unset.
+func EnvInt(t *testing.T, name string, def uint64) uint64 {
 	if v := os.Getenv(name); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -127,13 +129,24 @@ func envInt(t *testing.T, name string, def uint64) uint64 {
 	return def
 }
 
-// ComboName renders a combination as "PodDeletionCost=true,LogarithmicScaleDown=false".
+// ComboName renders a combination as "PodDeletionCost=true,LogarithmicScaleDown=false":
+// the scale-in gates in the order of Gates, then any others by name.
 func ComboName(g map[string]bool) string {
 	var parts []string
 	for _, name := range Gates {
 		if v, ok := g[name]; ok {
 			parts = append(parts, name+"="+strconv.FormatBool(v))
 		}
+	}
+	var others []string
+	for name := range g {
+		if !slices.Contains(Gates, name) {
+			others = append(others, name)
+		}
+	}
+	sort.Strings(others)
+	for _, name := range others {
+		parts = append(parts, name+"="+strconv.FormatBool(g[name]))
 	}
 	if len(parts) == 0 {
 		return "defaults"
@@ -146,8 +159,8 @@ func ComboName(g map[string]bool) string {
 // answers differ between combinations only through the gates; Run fails
 // if toggling a gate never changes an answer (the gate was not really set).
 func Run(t *testing.T, v Version) {
-	seed := envInt(t, "ORACLE_SEED", 20261122)
-	sets := int(envInt(t, "ORACLE_SETS", 400))
+	seed := EnvInt(t, "ORACLE_SEED", 20261122)
+	sets := int(EnvInt(t, "ORACLE_SETS", 400))
 	t.Logf("k8s.io/kubernetes %s: %d sets per combination, seed %d (ORACLE_SETS, ORACLE_SEED)", v.Kubernetes, sets, seed)
 
 	file := File{Minor: v.Minor, Kubernetes: v.Kubernetes, Seed: seed, Features: v.Features(Gates)}
@@ -235,13 +248,15 @@ func Run(t *testing.T, v Version) {
 	if t.Failed() {
 		return
 	}
-	write(t, &file)
+	n := WriteFile(t, fmt.Sprintf("v1.%d.json.gz", file.Minor), &file)
+	t.Logf("%d sets x %d combinations, %d bytes", len(file.Sets), len(file.Combos), n)
 }
 
-// write stores the file as v1.NN.json.gz, byte-for-byte the same for the
-// same answers (no name or time in the gzip header), so that a
-// regeneration can be compared with the committed file.
-func write(t *testing.T, file *File) {
+// WriteFile stores v as JSON, gzip-compressed, as $ORACLE_DIR/name,
+// byte-for-byte the same for the same answers (no name or time in the gzip
+// header), so that a regeneration can be compared with the committed file.
+// It returns the compressed size.
+func WriteFile(t *testing.T, name string, v any) int {
 	dir, err := Dir()
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +264,7 @@ func write(t *testing.T, file *File) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	data, err := json.Marshal(file)
+	data, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +279,7 @@ func write(t *testing.T, file *File) {
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("v1.%d.json.gz", file.Minor))
+	path := filepath.Join(dir, name)
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -272,7 +287,8 @@ func write(t *testing.T, file *File) {
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("wrote %s (%d sets x %d combinations, %d bytes, %d uncompressed)", path, len(file.Sets), len(file.Combos), buf.Len(), len(data))
+	t.Logf("wrote %s (%d bytes, %d uncompressed)", path, buf.Len(), len(data))
+	return buf.Len()
 }
 
 func sameSet(a, b PodSet) error {
