@@ -237,7 +237,7 @@ e2e-rollout:
 # regenerates them elsewhere and compares (same seed: same answers).
 ORACLE_DIR ?= $(CURDIR)/test/conformance/testdata/oracles
 override ORACLE_DIR := $(abspath $(ORACLE_DIR))
-ORACLE_VERSIONS ?= v1_21 v1_25 v1_29 v1_33
+ORACLE_VERSIONS ?= v1_21 v1_25 v1_29 v1_30 v1_31 v1_32 v1_33 v1_34
 
 .PHONY: oracles oracles-check conformance-versions
 

@@ -249,7 +249,10 @@ func (s *simulation) run() {
 	if len(violators) > 0 {
 		// synchronize records the thresholds met before it evicts for
 		// local storage: the next sync still owes their minimum reclaim.
-		st.prev = s.firstActive
+		// It records only those whose grace period is served, and this
+		// sync is the first to see a soft threshold (the what-if starts
+		// now), so only hard ones are owed.
+		st.prev = slices.DeleteFunc(slices.Clone(s.firstActive), func(t Threshold) bool { return !t.Hard() })
 		for _, i := range violators {
 			c := s.classOf[i]
 			// Violation is part of the class key: the whole class goes.
