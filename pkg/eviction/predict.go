@@ -164,8 +164,9 @@ func Predict(in Input) (*Result, error) {
 		layout = *in.Layout
 	}
 	res.DiskLayout = layout.String()
-	if layout.Split && !k.SplitContainerFs {
-		res.Notes = append(res.Notes, "the runtime has a separate container filesystem and KubeletSeparateDiskGC is off: this kubelet's eviction manager fails every sync and evicts nothing")
+	noRanking := layout.Split && !k.SplitContainerFs
+	if noRanking {
+		res.Notes = append(res.Notes, "the runtime has a separate container filesystem and KubeletSeparateDiskGC is off: this kubelet's eviction manager fails its first sync and is left without ranking functions, so it evicts only pods over their local-storage limits")
 		layout.Split = false
 	}
 	obs := observe(s)
@@ -241,6 +242,7 @@ func Predict(in Input) (*Result, error) {
 	}
 
 	sim := newSimulation(in, k, layout, ths, obs, pods)
+	sim.noRanking = noRanking
 	sim.run()
 
 	// Signals table (before any eviction).

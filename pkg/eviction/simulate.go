@@ -36,6 +36,10 @@ type simulation struct {
 	graceRace    bool
 	truncated    bool
 	diskReclaim  bool
+	// noRanking: synchronize has no ranking functions (its first run
+	// failed after recording the image filesystem), so it evicts only for
+	// local storage.
+	noRanking bool
 	// reclaimSettles: before 1.22, a disk threshold held only by its
 	// minimum reclaim stopped evicting after garbage collection.
 	reclaimSettles bool
@@ -262,6 +266,9 @@ func (s *simulation) run() {
 			s.grace[i][s.hardGrace()] = true
 		}
 		step++
+	}
+	if s.noRanking {
+		return
 	}
 	states := []*simState{st}
 	for ; len(states) > 0 && step <= len(s.pods)+1; step++ {

@@ -7,7 +7,8 @@ package rules
 // Gate names that change node-pressure eviction.
 const (
 	// KubeletSeparateDiskGC: a runtime with a separate container filesystem
-	// gets its own ranking; with the gate off such a kubelet evicts nothing.
+	// gets its own ranking; with the gate off such a kubelet has no ranking
+	// at all and evicts only for local storage.
 	KubeletSeparateDiskGC = "KubeletSeparateDiskGC"
 	// AllowOverwriteTerminationGracePeriodSeconds (deprecated, default off
 	// from 1.32): when on, soft evictions ignore the pod's own grace period.
@@ -68,7 +69,7 @@ var kubeletSwitches = []Switch{
 	{Field: "Kubelet.ContainerFsSignals", Kind: KindKubelet, Since: 29,
 		What: "containerfs.available and containerfs.inodesFree are signals (set from nodefs or imagefs)", ref: func(r *RuleSet) *bool { return &r.Kubelet.ContainerFsSignals }},
 	{Field: "Kubelet.SplitContainerFs", Kind: KindKubelet, Since: 29, Gate: KubeletSeparateDiskGC,
-		What: "a separate container filesystem is ranked on its own (off: such a kubelet evicts nothing)", ref: func(r *RuleSet) *bool { return &r.Kubelet.SplitContainerFs }},
+		What: "a separate container filesystem is ranked on its own (off: such a kubelet evicts only for local storage)", ref: func(r *RuleSet) *bool { return &r.Kubelet.SplitContainerFs }},
 	{Field: "Kubelet.ImageFsInodesDefault", Kind: KindKubelet, Since: 30,
 		What: "default hard thresholds include imagefs.inodesFree<5%", ref: func(r *RuleSet) *bool { return &r.Kubelet.ImageFsInodesDefault }},
 	{Field: "Kubelet.OneSecondGrace", Kind: KindKubelet, Since: 31,

@@ -7,9 +7,7 @@ package inprocess
 // made beforehand by test/internal/evictjudge.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -27,33 +25,18 @@ import (
 	"github.com/scale-preview/scale-preview/test/versions/oraclegen/evictgen"
 )
 
-func evictStrict(t *testing.T, raw []byte, v any) {
-	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		t.Fatalf("%v\n%s", err, raw)
-	}
-}
-
 // evictRun drives the real eviction manager through run number run of s
 // (the pod list in that run's seeded order, the thresholds in the
 // kubelet's own map order) and returns what it killed.
 func evictRun(t *testing.T, s *evictgen.Scenario, run uint64) map[string]evictgen.Kill {
 	t.Helper()
-	var kubeletPods []*v1.Pod
-	for _, raw := range s.KubeletPods() {
-		p := &v1.Pod{}
-		evictStrict(t, raw, p)
-		kubeletPods = append(kubeletPods, p)
+	kubeletPods, err := evictgen.StrictAll[v1.Pod](s.KubeletPods())
+	if err != nil {
+		t.Fatal(err)
 	}
 	clock := testingclock.NewFakeClock(evictgen.Start)
 	d := evictgen.NewDriver(s, run, clock.Step)
-	provider := evictSummaryFunc(func() *statsapi.Summary {
-		sum := &statsapi.Summary{}
-		evictStrict(t, d.Summary(clock.Now), sum)
-		return sum
-	})
+	provider := evictSummaryFunc(func() (*statsapi.Summary, error) { return evictgen.Strict[statsapi.Summary](d.Summary(clock.Now)) })
 	kill := func(pod *v1.Pod, _ bool, grace *int64, _ func(*v1.PodStatus)) error {
 		d.Kill(pod.Name, *grace)
 		return nil
@@ -68,33 +51,19 @@ func evictRun(t *testing.T, s *evictgen.Scenario, run uint64) map[string]evictge
 		&v1.ObjectReference{Kind: "Node", Name: evictgen.NodeName}, clock, true)
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logr.Discard()))
 	defer cancel()
-	podFunc := func() []*v1.Pod {
-		var out []*v1.Pod
-		for _, i := range d.Running() {
-			out = append(out, kubeletPods[i])
-		}
-		return out
-	}
+	podFunc := func() []*v1.Pod { return evictgen.Pick(kubeletPods, d.Running()) }
 	mgr.Start(ctx, evictDisks{c.ImageFs, c.SplitContainerFs}, podFunc, func(*v1.Pod) bool { return true }, 20*time.Microsecond)
-	go func() { // waitForPodsCleanup waits on the fake clock's ticker
-		for ctx.Err() == nil {
-			if clock.HasWaiters() {
-				clock.Step(time.Second)
-			}
-			time.Sleep(20 * time.Microsecond)
-		}
-	}()
-	if err := d.Wait(60 * time.Second); err != nil {
+	if err := d.Wait(60*time.Second, clock.HasWaiters); err != nil {
 		t.Fatal(err)
 	}
 	return d.Kills()
 }
 
-type evictSummaryFunc func() *statsapi.Summary
+type evictSummaryFunc func() (*statsapi.Summary, error)
 
-func (f evictSummaryFunc) Get(context.Context, bool) (*statsapi.Summary, error) { return f(), nil }
+func (f evictSummaryFunc) Get(context.Context, bool) (*statsapi.Summary, error) { return f() }
 func (f evictSummaryFunc) GetCPUAndMemoryStats(context.Context) (*statsapi.Summary, error) {
-	return f(), nil
+	return f()
 }
 
 type evictNoGC struct{}

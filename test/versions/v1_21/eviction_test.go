@@ -5,12 +5,9 @@ package v1_21
 // test/conformance/eviction_versions_test.go).
 
 import (
-	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"sort"
 	"testing"
 	"time"
 
@@ -23,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	kubeeviction "k8s.io/kubernetes/pkg/kubelet/eviction"
+	evictionapi "k8s.io/kubernetes/pkg/kubelet/eviction/api"
 
 	"github.com/scale-preview/scale-preview/test/versions/oraclegen/evictgen"
 )
@@ -43,7 +41,7 @@ func TestEvictionOracle(t *testing.T) {
 			}
 		},
 		Enabled: enabled, // oracle_test.go
-		Decode:  decode,
+		Decode:  evictgen.Reencode[v1.Pod, statsapi.Summary],
 		Run:     run,
 	})
 }
@@ -56,53 +54,9 @@ func quietKlog() {
 	klog.SetOutput(io.Discard)
 }
 
-func strict(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
-}
-
-func decodePods(raw []json.RawMessage) ([]*v1.Pod, error) {
-	pods := make([]*v1.Pod, len(raw))
-	for i, r := range raw {
-		pods[i] = &v1.Pod{}
-		if err := strict(r, pods[i]); err != nil {
-			return nil, fmt.Errorf("pod %d does not decode into this k8s.io/api: %v\n%s", i, err, r)
-		}
-	}
-	return pods, nil
-}
-
-func decodeSummary(raw json.RawMessage) (*statsapi.Summary, error) {
-	sum := &statsapi.Summary{}
-	if err := strict(raw, sum); err != nil {
-		return nil, fmt.Errorf("the summary does not decode into this stats API: %v", err)
-	}
-	return sum, nil
-}
-
-func decode(rawPods []json.RawMessage, rawSummary json.RawMessage) ([]json.RawMessage, json.RawMessage, error) {
-	pods, err := decodePods(rawPods)
-	if err != nil {
-		return nil, nil, err
-	}
-	sum, err := decodeSummary(rawSummary)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := make([]json.RawMessage, len(pods))
-	for i, p := range pods {
-		if out[i], err = json.Marshal(p); err != nil {
-			return nil, nil, err
-		}
-	}
-	s, err := json.Marshal(sum)
-	return out, s, err
-}
-
 // run drives the real eviction manager through one run of s.
 func run(s *evictgen.Scenario, n uint64) (map[string]evictgen.Kill, error) {
-	kubeletPods, err := decodePods(s.KubeletPods())
+	kubeletPods, err := evictgen.StrictAll[v1.Pod](s.KubeletPods())
 	if err != nil {
 		return nil, err
 	}
@@ -113,12 +67,8 @@ func run(s *evictgen.Scenario, n uint64) (map[string]evictgen.Kill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: the kubelet rejects the thresholds: %v", s, err)
 	}
-	// ParseThresholdConfig returns map order; a fixed order keeps the
-	// recording byte-stable (the plugin calls such races equal odds).
-	sort.SliceStable(thresholds, func(i, j int) bool {
-		return fmt.Sprint(thresholds[i].Signal, thresholds[i].GracePeriod) < fmt.Sprint(thresholds[j].Signal, thresholds[j].GracePeriod)
-	})
-	provider := summaryFunc(func() (*statsapi.Summary, error) { return decodeSummary(d.Summary(clock.Now)) })
+	evictgen.FixOrder(thresholds, func(t evictionapi.Threshold) string { return fmt.Sprint(t.Signal, t.GracePeriod) })
+	provider := summaryFunc(func() (*statsapi.Summary, error) { return evictgen.Strict[statsapi.Summary](d.Summary(clock.Now)) })
 	kill := func(pod *v1.Pod, _ v1.PodStatus, grace *int64) error {
 		d.Kill(pod.Name, *grace)
 		return nil
@@ -126,29 +76,9 @@ func run(s *evictgen.Scenario, n uint64) (map[string]evictgen.Kill, error) {
 	cfg := kubeeviction.Config{PressureTransitionPeriod: 5 * time.Minute, MaxPodGracePeriodSeconds: c.MaxPodGrace, Thresholds: thresholds}
 	mgr, _ := kubeeviction.NewManager(provider, cfg, kill, noMirror, noGC{}, noGC{}, &record.FakeRecorder{},
 		&v1.ObjectReference{Kind: "Node", Name: evictgen.NodeName}, clock)
-	podFunc := func() []*v1.Pod {
-		var out []*v1.Pod
-		for _, i := range d.Running() {
-			out = append(out, kubeletPods[i])
-		}
-		return out
-	}
+	podFunc := func() []*v1.Pod { return evictgen.Pick(kubeletPods, d.Running()) }
 	mgr.Start(disks{c.ImageFs}, podFunc, func(*v1.Pod) bool { return true }, 20*time.Microsecond)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() { // waitForPodsCleanup waits on the fake clock's ticker
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Microsecond):
-			}
-			if clock.HasWaiters() {
-				clock.Step(time.Second)
-			}
-		}
-	}()
-	if err := d.Wait(60 * time.Second); err != nil {
+	if err := d.Wait(60*time.Second, clock.HasWaiters); err != nil {
 		return nil, err
 	}
 	return d.Kills(), nil

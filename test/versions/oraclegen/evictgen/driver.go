@@ -100,13 +100,22 @@ func (d *Driver) Kills() map[string]Kill {
 	return out
 }
 
-// Wait waits for the run to settle, at most limit.
-func (d *Driver) Wait(limit time.Duration) error {
-	select {
-	case <-d.done:
-		return nil
-	case <-time.After(limit):
-		return fmt.Errorf("%s: the eviction manager did not settle", d.s)
+// Wait waits for the run to settle, at most limit. Meanwhile it steps the
+// fake clock by a second whenever something waits on it (the manager's
+// waitForPodsCleanup polls on the clock's ticker).
+func (d *Driver) Wait(limit time.Duration, hasWaiters func() bool) error {
+	deadline := time.After(limit)
+	for {
+		select {
+		case <-d.done:
+			return nil
+		case <-deadline:
+			return fmt.Errorf("%s: the eviction manager did not settle", d.s)
+		case <-time.After(20 * time.Microsecond):
+			if hasWaiters() {
+				d.step(time.Second)
+			}
+		}
 	}
 }
 
