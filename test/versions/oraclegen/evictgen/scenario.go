@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"time"
 )
 
@@ -130,7 +129,7 @@ func Generate(seed uint64, maxPods, minor int) *Scenario {
 		}
 		// A sidecar's requests add to the regular containers' only where
 		// the kubelet's request helper knows sidecars.
-		if r := rng.IntN(6); r == 0 && sidecarsIn(minor) {
+		if rng.IntN(6) == 0 && sidecarsIn(minor) {
 			p.SidecarMemReq = pick(p.WS/4, p.WS)
 			if rng.IntN(2) == 0 {
 				p.SidecarStorReq = pick(1<<30, 4<<30)
@@ -397,7 +396,7 @@ func (s *Scenario) Summary(running map[string]bool, now time.Time) json.RawMessa
 		}
 	}
 	runtime := map[string]any{"imageFs": imageFs}
-	if containerFsIn(s.Minor) {
+	if splitIn(s.Minor) {
 		runtime["containerFs"] = containerFs
 	}
 	memUsed := s.MemOther + ws
@@ -435,16 +434,6 @@ func (s *Scenario) AllRunning() map[string]bool {
 // with reused slots), so each run gets a seeded permutation of the pods.
 func (s *Scenario) Order(run uint64) []int {
 	return rand.New(rand.NewPCG(s.Seed, run)).Perm(len(s.Pods))
-}
-
-// SortedNames are the pod names in the scenario's order.
-func (s *Scenario) SortedNames() []string {
-	out := make([]string, len(s.Pods))
-	for i, p := range s.Pods {
-		out[i] = p.Name
-	}
-	slices.Sort(out)
-	return out
 }
 
 func mustJSON(v any) json.RawMessage {
