@@ -1,10 +1,7 @@
 package conformance
 
 import (
-	"compress/gzip"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -38,20 +35,9 @@ func TestEvictionVersionOracles(t *testing.T) {
 }
 
 func loadEvictionOracle(path string) (*evictgen.File, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	zr, err := gzip.NewReader(fh)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	dec := json.NewDecoder(zr)
-	dec.DisallowUnknownFields()
 	var f evictgen.File
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := readRecorded(path, &f, true); err != nil {
+		return nil, err
 	}
 	return &f, nil
 }
