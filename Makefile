@@ -227,17 +227,18 @@ e2e-rollout:
 
 # --- recorded oracles of older releases ---
 # Each test/versions/v1_NN module pins that release's k8s.io/kubernetes
-# (a whole release to compile: minutes each) and writes the real
-# ActivePodsWithRanks.Less of every ordered pair of seeded random pod sets,
-# under each gate combination, to $(ORACLE_DIR)/v1.NN.json.gz; some also
-# record the kubelet's evictions or the scheduler's preemptions
-# ($(ORACLE_DIR)/<model>-v1.NN.json.gz). Every file a module writes is
-# checked.
+# (a whole release to compile: minutes each) and records what its real
+# components answer on seeded random input: the ReplicaSet comparator for
+# every ordered pair of pod sets under each gate combination
+# ($(ORACLE_DIR)/v1.NN.json.gz), the kubelet's evictions
+# (eviction-v1.NN.json.gz) and the scheduler's preemptions
+# (preemption-v1.NN.json.gz), each where that release changed the model.
+# Every file a module writes is checked.
 # `make oracles` rewrites the committed files; `make oracles-check`
 # regenerates them elsewhere and compares (same seed: same answers).
 ORACLE_DIR ?= $(CURDIR)/test/conformance/testdata/oracles
 override ORACLE_DIR := $(abspath $(ORACLE_DIR))
-ORACLE_VERSIONS ?= v1_21 v1_25 v1_27 v1_29 v1_33
+ORACLE_VERSIONS ?= v1_21 v1_25 v1_27 v1_29 v1_30 v1_31 v1_32 v1_33 v1_34
 
 .PHONY: oracles oracles-check conformance-versions
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/kubectl/pkg/util/qos"
@@ -59,20 +60,39 @@ func criticalReason(p *v1.Pod) string {
 	return ""
 }
 
-// request is GetResourceRequestQuantity: the pod's effective request
-// without overhead, plus the overhead when that request is not zero.
+// request is GetResourceRequestQuantity: the pod's request without
+// overhead, plus the overhead when that request is not zero.
 func request(p *v1.Pod, name v1.ResourceName, k rules.KubeletRules) int64 {
-	podLevel := k.PodLevelRequests && resourcehelper.IsPodLevelResourcesSet(p)
-	reqs := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{SkipContainerLevelResources: podLevel, ExcludeOverhead: true})
-	q, ok := reqs[name]
-	if !ok {
-		return 0
+	var q resource.Quantity
+	if k.EffectiveRequests {
+		podLevel := k.PodLevelRequests && resourcehelper.IsPodLevelResourcesSet(p)
+		q = resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{SkipContainerLevelResources: podLevel, ExcludeOverhead: true})[name]
+	} else {
+		q = containerRequests(p, name)
 	}
 	v := q.Value()
 	if o, ok := p.Spec.Overhead[name]; ok && !q.IsZero() {
 		v += o.Value()
 	}
 	return v
+}
+
+// containerRequests is the request before 1.34: the regular containers'
+// sum or the largest init container's (sidecars included), whichever is
+// larger; pod-level requests are not read.
+func containerRequests(p *v1.Pod, name v1.ResourceName) resource.Quantity {
+	var q resource.Quantity
+	for _, c := range p.Spec.Containers {
+		if r, ok := c.Resources.Requests[name]; ok {
+			q.Add(r)
+		}
+	}
+	for _, c := range p.Spec.InitContainers {
+		if r, ok := c.Resources.Requests[name]; ok && q.Cmp(r) < 0 {
+			q = r.DeepCopy()
+		}
+	}
+	return q
 }
 
 func fsOf(f *statsapi.FsStats) fsUsage {

@@ -164,8 +164,9 @@ func Predict(in Input) (*Result, error) {
 		layout = *in.Layout
 	}
 	res.DiskLayout = layout.String()
-	if layout.Split && !k.SplitContainerFs {
-		res.Notes = append(res.Notes, "the runtime has a separate container filesystem and KubeletSeparateDiskGC is off: this kubelet's eviction manager fails every sync and evicts nothing")
+	noRanking := layout.Split && !k.SplitContainerFs
+	if noRanking {
+		res.Notes = append(res.Notes, "the runtime has a separate container filesystem and KubeletSeparateDiskGC is off: this kubelet's eviction manager fails its first sync and is left without ranking functions, so it evicts only pods over their local-storage limits")
 		layout.Split = false
 	}
 	obs := observe(s)
@@ -241,6 +242,7 @@ func Predict(in Input) (*Result, error) {
 	}
 
 	sim := newSimulation(in, k, layout, ths, obs, pods)
+	sim.noRanking = noRanking
 	sim.run()
 
 	// Signals table (before any eviction).
@@ -288,6 +290,9 @@ func Predict(in Input) (*Result, error) {
 	}
 	if sim.truncated {
 		uncertain("too many ways the ties can fall: the probabilities are from the %d likeliest", maxStates)
+	}
+	if sim.reclaimSettles {
+		res.Notes = append(res.Notes, "a disk threshold is held only by its minimum reclaim: this kubelet takes its garbage collection to have reclaimed enough and evicts no more pods for it (1.22 on checks the minimum reclaim too)")
 	}
 	if sim.diskReclaim {
 		uncertain("a disk signal is met: the kubelet first deletes unused containers and images, which the summary does not show; it may free enough to evict nobody, and what an evicted pod frees on disk depends on that garbage collection too")

@@ -69,6 +69,16 @@ func rankingFor(sig Signal, l Layout) ranking {
 	return ranking{"disk", all, inodes}
 }
 
+// garbageCollects: the kubelet deletes unused containers and images before
+// evicting pods for sig (buildSignalToNodeReclaimFuncs): imagefs with a
+// dedicated image filesystem, every disk signal without; a split layout
+// collects for both (writable layers on nodefs, images on imagefs).
+func (l Layout) garbageCollects(sig Signal) bool {
+	isNode := sig == NodeFsAvailable || sig == NodeFsInodesFree
+	isImage := sig == ImageFsAvailable || sig == ImageFsInodesFree
+	return isImage || isNode && (!l.ImageFs || l.Split)
+}
+
 func (pi *podInfo) disk(s fsSet) fsUsage {
 	var u fsUsage
 	if s.Root {

@@ -36,8 +36,15 @@ type simulation struct {
 	graceRace    bool
 	truncated    bool
 	diskReclaim  bool
-	stuck        bool
-	localStorage []LocalStorage
+	// noRanking: synchronize has no ranking functions (its first run
+	// failed after recording the image filesystem), so it evicts only for
+	// local storage.
+	noRanking bool
+	// reclaimSettles: before 1.22, a disk threshold held only by its
+	// minimum reclaim stopped evicting after garbage collection.
+	reclaimSettles bool
+	stuck          bool
+	localStorage   []LocalStorage
 }
 
 type simState struct {
@@ -206,6 +213,15 @@ func (s *simulation) choices(active []Threshold) []Threshold {
 	return out
 }
 
+// anyMet: some threshold is met, minimum reclaim aside (what
+// reclaimNodeLevelResources checks after garbage collection before 1.22).
+func (s *simulation) anyMet(obs map[Signal]observation) bool {
+	return slices.ContainsFunc(s.ths, func(t Threshold) bool {
+		o, ok := obs[t.Signal]
+		return ok && met(t, o, false)
+	})
+}
+
 func (s *simulation) remaining(st *simState) []*podInfo {
 	var out []*podInfo
 	for c, m := range s.members {
@@ -237,7 +253,10 @@ func (s *simulation) run() {
 	if len(violators) > 0 {
 		// synchronize records the thresholds met before it evicts for
 		// local storage: the next sync still owes their minimum reclaim.
-		st.prev = s.firstActive
+		// It records only those whose grace period is served, and this
+		// sync is the first to see a soft threshold (the what-if starts
+		// now), so only hard ones are owed.
+		st.prev = slices.DeleteFunc(slices.Clone(s.firstActive), func(t Threshold) bool { return !t.Hard() })
 		for _, i := range violators {
 			c := s.classOf[i]
 			// Violation is part of the class key: the whole class goes.
@@ -247,6 +266,9 @@ func (s *simulation) run() {
 			s.grace[i][s.hardGrace()] = true
 		}
 		step++
+	}
+	if s.noRanking {
+		return
 	}
 	states := []*simState{st}
 	for ; len(states) > 0 && step <= len(s.pods)+1; step++ {
@@ -265,6 +287,12 @@ func (s *simulation) run() {
 				}
 				if r.Kind == "disk" {
 					s.diskReclaim = true
+				}
+				if !s.in.Rules.Kubelet.NodeReclaimMinReclaim && s.layout.garbageCollects(t.Signal) && !s.anyMet(st.obs) {
+					// Only minimum reclaim holds the threshold: the
+					// garbage collection is taken to have reclaimed enough.
+					s.reclaimSettles = true
+					continue
 				}
 				sorted, groups := r.rank(s.remaining(st))
 				first := slices.IndexFunc(sorted, func(p *podInfo) bool { return p.Critical == "" })

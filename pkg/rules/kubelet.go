@@ -7,7 +7,8 @@ package rules
 // Gate names that change node-pressure eviction.
 const (
 	// KubeletSeparateDiskGC: a runtime with a separate container filesystem
-	// gets its own ranking; with the gate off such a kubelet evicts nothing.
+	// gets its own ranking; with the gate off such a kubelet has no ranking
+	// at all and evicts only for local storage.
 	KubeletSeparateDiskGC = "KubeletSeparateDiskGC"
 	// AllowOverwriteTerminationGracePeriodSeconds (deprecated, default off
 	// from 1.32): when on, soft evictions ignore the pod's own grace period.
@@ -25,6 +26,16 @@ const KindKubelet = "kubelet"
 
 // KubeletRules are the kubelet eviction manager's switches.
 type KubeletRules struct {
+	// NodeReclaimMinReclaim: after image and container garbage collection
+	// the kubelet evicts pods unless every threshold is back above its value
+	// plus minimum reclaim; before, back above its value sufficed, so a disk
+	// signal held only by its minimum reclaim evicted no more pods.
+	NodeReclaimMinReclaim bool
+	// EffectiveRequests: a pod's request is resourcehelper.PodRequests
+	// (restartable init containers add to the regular ones, pod-level
+	// requests replace them); before, the containers' sum or the largest
+	// init container's, whichever is larger.
+	EffectiveRequests bool
 	// ContainerFsSignals: containerfs.available and containerfs.inodesFree
 	// exist (earlier kubelets reject them as unsupported signals).
 	ContainerFsSignals bool
@@ -53,10 +64,12 @@ type KubeletRules struct {
 }
 
 var kubeletSwitches = []Switch{
+	{Field: "Kubelet.NodeReclaimMinReclaim", Kind: KindKubelet, Since: 22,
+		What: "after image and container GC, pods are evicted until every threshold is back above value + minimum reclaim (was: above value)", ref: func(r *RuleSet) *bool { return &r.Kubelet.NodeReclaimMinReclaim }},
 	{Field: "Kubelet.ContainerFsSignals", Kind: KindKubelet, Since: 29,
 		What: "containerfs.available and containerfs.inodesFree are signals (set from nodefs or imagefs)", ref: func(r *RuleSet) *bool { return &r.Kubelet.ContainerFsSignals }},
 	{Field: "Kubelet.SplitContainerFs", Kind: KindKubelet, Since: 29, Gate: KubeletSeparateDiskGC,
-		What: "a separate container filesystem is ranked on its own (off: such a kubelet evicts nothing)", ref: func(r *RuleSet) *bool { return &r.Kubelet.SplitContainerFs }},
+		What: "a separate container filesystem is ranked on its own (off: such a kubelet evicts only for local storage)", ref: func(r *RuleSet) *bool { return &r.Kubelet.SplitContainerFs }},
 	{Field: "Kubelet.ImageFsInodesDefault", Kind: KindKubelet, Since: 30,
 		What: "default hard thresholds include imagefs.inodesFree<5%", ref: func(r *RuleSet) *bool { return &r.Kubelet.ImageFsInodesDefault }},
 	{Field: "Kubelet.OneSecondGrace", Kind: KindKubelet, Since: 31,
@@ -67,6 +80,8 @@ var kubeletSwitches = []Switch{
 		What: "soft evictions ignore the pod's terminationGracePeriodSeconds", ref: func(r *RuleSet) *bool { return &r.Kubelet.SoftGraceOverwrite }},
 	{Field: "Kubelet.PodLevelRequests", Kind: KindKubelet, Since: 34, Gate: PodLevelResources,
 		What: "pod-level requests are the pod's request when ranking", ref: func(r *RuleSet) *bool { return &r.Kubelet.PodLevelRequests }},
+	{Field: "Kubelet.EffectiveRequests", Kind: KindKubelet, Since: 34,
+		What: "ranking reads the pod's effective requests: sidecars add up, pod-level requests apply (was: containers' sum or largest init container)", ref: func(r *RuleSet) *bool { return &r.Kubelet.EffectiveRequests }},
 	{Field: "Kubelet.SidecarStorageLimits", Kind: KindKubelet, Since: 37,
 		What: "sidecar (restartable init) containers' ephemeral-storage limits are enforced", ref: func(r *RuleSet) *bool { return &r.Kubelet.SidecarStorageLimits }},
 	{Field: "Kubelet.MemoryEmptyDirExempt", Kind: KindKubelet, Since: 37, Gate: InPlacePodVerticalScalingMemoryBackedVolumes,

@@ -44,6 +44,7 @@ Job.DeleteCap                           Job            1.22-1.37
 Job.ElasticIndexed                      Job            1.27-1.37  gate ElasticIndexedJob
 Job.TrackingFinalizers                  Job            1.25-1.37  gate JobTrackingWithFinalizers
 Job.TrackingAll                         Job            1.26-1.37
+Kubelet.NodeReclaimMinReclaim           kubelet        1.22-1.37
 Kubelet.ContainerFsSignals              kubelet        1.29-1.37
 Kubelet.SplitContainerFs                kubelet        1.31-1.37  gate KubeletSeparateDiskGC
 Kubelet.ImageFsInodesDefault            kubelet        1.30-1.37
@@ -51,6 +52,7 @@ Kubelet.OneSecondGrace                  kubelet        1.31-1.37
 Kubelet.SoftGracePodCap                 kubelet        1.32-1.37
 Kubelet.SoftGraceOverwrite              kubelet        never      gate AllowOverwriteTerminationGracePeriodSeconds
 Kubelet.PodLevelRequests                kubelet        1.34-1.37  gate PodLevelResources
+Kubelet.EffectiveRequests               kubelet        1.34-1.37
 Kubelet.SidecarStorageLimits            kubelet        1.37-1.37
 Kubelet.MemoryEmptyDirExempt            kubelet        never      gate InPlacePodVerticalScalingMemoryBackedVolumes
 `

@@ -100,18 +100,9 @@ func TestVersionOracles(t *testing.T) {
 }
 
 func loadOracle(path string) (*oracleFile, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	zr, err := gzip.NewReader(fh)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	var rec recordedFile
-	if err := json.NewDecoder(zr).Decode(&rec); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := readRecorded(path, &rec, false); err != nil {
+		return nil, err
 	}
 	f := &oracleFile{Minor: rec.Minor, Kubernetes: rec.Kubernetes, Features: rec.Features}
 	for ci, c := range rec.Combos {
@@ -335,4 +326,26 @@ func compact(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return b.String()
+}
+
+// readRecorded decodes the gzip-compressed JSON file at path into v;
+// strict refuses fields v does not have.
+func readRecorded(path string, v any, strict bool) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	zr, err := gzip.NewReader(fh)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	dec := json.NewDecoder(zr)
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strconv"
 	"testing"
+
+	"github.com/scale-preview/scale-preview/test/versions/oraclegen/evictgen"
 )
 
 func TestEvictDebug(t *testing.T) {
@@ -12,8 +14,8 @@ func TestEvictDebug(t *testing.T) {
 		t.Skip()
 	}
 	maxPods, _ := strconv.Atoi(os.Getenv("EVICT_MAXPODS"))
-	s := evictRandomScenario(uint64(seed), max(maxPods, 8))
-	for _, p := range s.pods {
+	s := evictgen.Generate(uint64(seed), max(maxPods, 8), 37)
+	for _, p := range s.Pods {
 		t.Logf("%+v", p)
 	}
 	pred := evictPredict(t, s)

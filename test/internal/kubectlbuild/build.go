@@ -3,6 +3,7 @@
 package kubectlbuild
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,9 +42,25 @@ func Build(root, out string) error {
 		}
 		return nil
 	}
-	// The test module replaces the project with "../": point at the root.
-	if err := goCmd("mod", "edit", "-replace=github.com/scale-preview/scale-preview="+root); err != nil {
+	// The test module's replacements by relative path ("../", the project;
+	// "./versions/oraclegen") must point at the same directories from the copy.
+	mod, err := exec.Command("go", "mod", "edit", "-json", filepath.Join(root, "test", "go.mod")).Output()
+	if err != nil {
+		return fmt.Errorf("go mod edit -json: %v", err)
+	}
+	var gomod struct {
+		Replace []struct{ Old, New struct{ Path string } }
+	}
+	if err := json.Unmarshal(mod, &gomod); err != nil {
 		return err
+	}
+	for _, r := range gomod.Replace {
+		if strings.HasPrefix(r.New.Path, ".") {
+			dir := filepath.Join(root, "test", r.New.Path)
+			if err := goCmd("mod", "edit", "-replace="+r.Old.Path+"="+dir); err != nil {
+				return err
+			}
+		}
 	}
 	return goCmd("build", "-ldflags", LDFlags, "-o", out, "k8s.io/kubernetes/cmd/kubectl")
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,7 +117,8 @@ func Dir() (string, error) {
 	return filepath.Abs(d)
 }
 
-// EnvInt reads a non-negative integer setting such as ORACLE_SEED.
+// EnvInt reads a non-negative integer setting such as ORACLE_SEED, def
+// when unset.
 func EnvInt(t *testing.T, name string, def uint64) uint64 {
 	if v := os.Getenv(name); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
@@ -128,13 +130,24 @@ func EnvInt(t *testing.T, name string, def uint64) uint64 {
 	return def
 }
 
-// ComboName renders a combination as "PodDeletionCost=true,LogarithmicScaleDown=false".
+// ComboName renders a combination as "PodDeletionCost=true,LogarithmicScaleDown=false":
+// the scale-in gates in the order of Gates, then any others by name.
 func ComboName(g map[string]bool) string {
 	var parts []string
 	for _, name := range Gates {
 		if v, ok := g[name]; ok {
 			parts = append(parts, name+"="+strconv.FormatBool(v))
 		}
+	}
+	var others []string
+	for name := range g {
+		if !slices.Contains(Gates, name) {
+			others = append(others, name)
+		}
+	}
+	sort.Strings(others)
+	for _, name := range others {
+		parts = append(parts, name+"="+strconv.FormatBool(g[name]))
 	}
 	if len(parts) == 0 {
 		return "defaults"
@@ -236,18 +249,15 @@ func Run(t *testing.T, v Version) {
 	if t.Failed() {
 		return
 	}
-	write(t, &file)
+	n := WriteFile(t, fmt.Sprintf("v1.%d.json.gz", file.Minor), &file)
+	t.Logf("%d sets x %d combinations, %d bytes", len(file.Sets), len(file.Combos), n)
 }
 
-// write stores the file as v1.NN.json.gz.
-func write(t *testing.T, file *File) {
-	WriteGzipJSON(t, fmt.Sprintf("v1.%d.json.gz", file.Minor), file, fmt.Sprintf("%d sets x %d combinations", len(file.Sets), len(file.Combos)))
-}
-
-// WriteGzipJSON stores v as $ORACLE_DIR/name, byte-for-byte the same for
-// the same answers (no name or time in the gzip header), so that a
-// regeneration can be compared with the committed file.
-func WriteGzipJSON(t *testing.T, name string, v any, what string) {
+// WriteFile stores v as JSON, gzip-compressed, as $ORACLE_DIR/name,
+// byte-for-byte the same for the same answers (no name or time in the gzip
+// header), so that a regeneration can be compared with the committed file.
+// It returns the compressed size.
+func WriteFile(t *testing.T, name string, v any) int {
 	dir, err := Dir()
 	if err != nil {
 		t.Fatal(err)
@@ -278,7 +288,8 @@ func WriteGzipJSON(t *testing.T, name string, v any, what string) {
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("wrote %s (%s, %d bytes, %d uncompressed)", path, what, buf.Len(), len(data))
+	t.Logf("wrote %s (%d bytes, %d uncompressed)", path, buf.Len(), len(data))
+	return buf.Len()
 }
 
 func sameSet(a, b PodSet) error {

@@ -169,10 +169,9 @@ func Run(t *testing.T, v Version) {
 		}
 		file.Cases = append(file.Cases, *c)
 	}
-	what := fmt.Sprintf("%d scenarios: %d fit, %d without nomination, %d nominating (%d offsets tried), %d skipped",
-		n, fits, none, nominated, offsets, skipped)
-	t.Logf("k8s.io/kubernetes %s: %s", v.Kubernetes, what)
-	oraclegen.WriteGzipJSON(t, fmt.Sprintf("preemption-v1.%d.json.gz", v.Minor), &file, what)
+	t.Logf("k8s.io/kubernetes %s: %d scenarios: %d fit, %d without nomination, %d nominating (%d offsets tried), %d skipped",
+		v.Kubernetes, n, fits, none, nominated, offsets, skipped)
+	oraclegen.WriteFile(t, fmt.Sprintf("preemption-v1.%d.json.gz", v.Minor), &file)
 }
 
 // Nomination is one DefaultPreemption run: the node it nominated ("" for
