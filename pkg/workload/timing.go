@@ -65,8 +65,8 @@ var timingRange = [nRaces][2]float64{
 	raceOtherOrderOldFirst: {0, 0.1},
 	// Of three, each in turn in 28 of 28 runs (overlapping calls), the
 	// other two at once in 45 to 48 of 50 (calls one at a time).
-	raceBatched:      {0.05, 0.95},
-	raceMerged:       {0.01, 0.1},
+	raceBatched: {0.05, 0.95},
+	raceMerged:  {0.01, 0.1},
 	// 0 of 156 and 6 of 50 runs at 1.5 ms API latency; at 0.1 ms and 0
 	// the next sync comes first in 0.65 and 0.77 of the runs (seed
 	// 20261123, scenario 0128), never from 0.3 ms up.

@@ -70,10 +70,9 @@ func (s *Scenario) String() string {
 }
 
 // Features of k8s.io/api a release has, by minor.
-func sidecarsIn(minor int) bool    { return minor >= 28 } // initContainers[].restartPolicy
-func podLevelIn(minor int) bool    { return minor >= 32 } // spec.resources
-func splitIn(minor int) bool       { return minor >= 29 } // runtime containerFs stats, KubeletSeparateDiskGC
-func containerFsIn(minor int) bool { return minor >= 29 }
+func sidecarsIn(minor int) bool { return minor >= 28 } // initContainers[].restartPolicy
+func podLevelIn(minor int) bool { return minor >= 32 } // spec.resources
+func splitIn(minor int) bool    { return minor >= 29 } // runtime containerFs stats, KubeletSeparateDiskGC
 
 // Generate draws a node for release 1.minor: a layout, one or two signal
 // families under pressure, pods of every QoS class with ties, critical and
