@@ -1,9 +1,6 @@
 package conformance
 
 import (
-	"compress/gzip"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -22,7 +19,7 @@ func TestPreemptionVersionOracles(t *testing.T) {
 	for _, v := range preemptionVersions {
 		t.Run(v, func(t *testing.T) {
 			var f preemptgen.File
-			if err := readGzipJSON(filepath.Join(dir, "preemption-"+v+".json.gz"), &f); err != nil {
+			if err := readRecorded(filepath.Join(dir, "preemption-"+v+".json.gz"), &f, false); err != nil {
 				t.Fatalf("%v (`make oracles` writes it from test/versions)", err)
 			}
 			if len(f.Cases) == 0 {
@@ -61,17 +58,4 @@ func TestPreemptionVersionOracles(t *testing.T) {
 			t.Logf("%s (k8s.io/kubernetes %s): %d scenarios judged, %d skipped; %d recorded outcomes matched", v, f.Kubernetes, judged, skipped, matched)
 		})
 	}
-}
-
-func readGzipJSON(path string, v any) error {
-	fh, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
-	zr, err := gzip.NewReader(fh)
-	if err != nil {
-		return err
-	}
-	return json.NewDecoder(zr).Decode(v)
 }
