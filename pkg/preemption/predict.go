@@ -631,4 +631,3 @@ func criterionValue(k int, cd *Candidate, s int64) string {
 		return fmt.Sprint(-s)
 	}
 }
-
