@@ -18,8 +18,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/scale-preview/scale-preview/pkg/disruption"
 	"github.com/scale-preview/scale-preview/pkg/rules"
 	"github.com/scale-preview/scale-preview/pkg/scheduling"
 )
@@ -171,7 +171,7 @@ func Predict(in Input) (*Result, error) {
 		res.Reason = "preemption is not helpful: no node fails only filters that removing pods can fix"
 		return res, nil
 	}
-	pdbs := parsePDBs(in.PDBs)
+	pdbs := schedulerBudgets(in.PDBs)
 	cands := map[string]*Candidate{}
 	candidate := func(n *scheduling.NodeState) *Candidate {
 		if cd, ok := cands[n.Node.Name]; ok {
@@ -292,21 +292,14 @@ func (c *cluster) terminatingByPreemption(p *corev1.Pod) bool {
 	return false
 }
 
-type pdb struct {
-	name, namespace string
-	selector        labels.Selector
-	allowed         int32
-	disrupted       map[string]metav1.Time
-}
-
-func parsePDBs(in []*policyv1.PodDisruptionBudget) []pdb {
-	out := make([]pdb, 0, len(in))
-	for _, p := range in {
-		sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
-		if err != nil {
-			continue // the scheduler skips a budget it cannot parse
+// schedulerBudgets are the budgets the scheduler reads: it skips one whose
+// selector does not parse.
+func schedulerBudgets(in []*policyv1.PodDisruptionBudget) []*disruption.Budget {
+	var out []*disruption.Budget
+	for _, b := range disruption.Parse(in) {
+		if b.Selector != nil {
+			out = append(out, b)
 		}
-		out = append(out, pdb{name: p.Name, namespace: p.Namespace, selector: sel, allowed: p.Status.DisruptionsAllowed, disrupted: p.Status.DisruptedPods})
 	}
 	return out
 }
@@ -332,7 +325,7 @@ func sameRank(a, b *scheduling.PodInfo) bool { return !moreImportant(a, b) && !m
 
 // selectVictims is SelectVictimsOnNode; nil and the reason when the node
 // is no candidate.
-func (c *cluster) selectVictims(n *scheduling.NodeState, pdbs []pdb, res *Result) (*Candidate, string) {
+func (c *cluster) selectVictims(n *scheduling.NodeState, pdbs []*disruption.Budget, res *Result) (*Candidate, string) {
 	var potential []*scheduling.PodInfo
 	for _, p := range n.Pods {
 		if p.Priority < c.Pre.Priority {
@@ -394,11 +387,11 @@ func sameVictims(a, b []*scheduling.PodInfo) bool {
 	return true
 }
 
-func (c *cluster) victim(p *scheduling.PodInfo, pdbs []pdb) Victim {
+func (c *cluster) victim(p *scheduling.PodInfo, pdbs []*disruption.Budget) Victim {
 	v := Victim{Pod: p.Pod, Priority: p.Priority}
 	for _, b := range pdbs {
-		if b.namespace == p.Pod.Namespace && !b.selector.Empty() && len(p.Pod.Labels) > 0 && b.selector.Matches(labels.Set(p.Pod.Labels)) {
-			v.PDBs = append(v.PDBs, b.name)
+		if b.SchedulerSelects(p.Pod) {
+			v.PDBs = append(v.PDBs, b.PDB.Name)
 		}
 	}
 	return v
@@ -407,7 +400,7 @@ func (c *cluster) victim(p *scheduling.PodInfo, pdbs []pdb) Victim {
 // reprieve removes every potential victim, checks the pod scheduling.Fits, then adds
 // them back one by one (PDB-violating first, most important first) while
 // it still scheduling.Fits. It leaves the node as it found it.
-func (c *cluster) reprieve(n *scheduling.NodeState, potential []*scheduling.PodInfo, pdbs []pdb) ([]*scheduling.PodInfo, map[*scheduling.PodInfo]bool, string) {
+func (c *cluster) reprieve(n *scheduling.NodeState, potential []*scheduling.PodInfo, pdbs []*disruption.Budget) ([]*scheduling.PodInfo, map[*scheduling.PodInfo]bool, string) {
 	for _, p := range potential {
 		c.Move(p, n, -1)
 	}
@@ -453,19 +446,19 @@ func (c *cluster) reprieve(n *scheduling.NodeState, potential []*scheduling.PodI
 
 // splitByPDB is FilterVictimsWithPDBViolation: budgets are spent in the
 // victims' order; a pod violates at the first budget that goes negative.
-func splitByPDB(sorted []*scheduling.PodInfo, pdbs []pdb) (violating, nonViolating []*scheduling.PodInfo) {
+func splitByPDB(sorted []*scheduling.PodInfo, pdbs []*disruption.Budget) (violating, nonViolating []*scheduling.PodInfo) {
 	allowed := make([]int32, len(pdbs))
 	for i, b := range pdbs {
-		allowed[i] = b.allowed
+		allowed[i] = b.PDB.Status.DisruptionsAllowed
 	}
 	for _, p := range sorted {
 		violates := false
 		if len(p.Pod.Labels) > 0 {
 			for i, b := range pdbs {
-				if b.namespace != p.Pod.Namespace || b.selector.Empty() || !b.selector.Matches(labels.Set(p.Pod.Labels)) {
+				if !b.SchedulerSelects(p.Pod) {
 					continue
 				}
-				if _, ok := b.disrupted[p.Pod.Name]; ok {
+				if _, ok := b.PDB.Status.DisruptedPods[p.Pod.Name]; ok {
 					continue
 				}
 				allowed[i]--
