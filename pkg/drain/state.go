@@ -58,7 +58,7 @@ type state struct {
 	// (the second run that tells whether scoring matters).
 	pickLast bool
 	repls    []*Replacement
-	broken   []string // budgets --disable-eviction breaks
+	broken   []string       // budgets --disable-eviction breaks
 	sched    []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
 }
 
