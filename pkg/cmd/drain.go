@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
+	"github.com/scale-preview/scale-preview/pkg/disruption"
 	"github.com/scale-preview/scale-preview/pkg/drain"
 	"github.com/scale-preview/scale-preview/pkg/rules"
 )
@@ -152,6 +153,11 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	nodes, err := o.drainNodes(cl)
 	if err != nil {
 		return err
+	}
+	for _, b := range disruption.Parse(cl.PDBs) {
+		if b.Err != nil { // the API server never stores one: the file is wrong
+			return withCode(ExitBadFile, "%v (fix the file: the API server rejects such a budget)", b.Err)
+		}
 	}
 	res, err := drain.Predict(o.drainInput(cl, nodes))
 	var nf *drain.NodeNotFoundError

@@ -73,6 +73,9 @@ func (s *state) finish(res *Result) {
 		}
 	}
 	res.Uncertain = append(res.Uncertain, s.notes...)
+	if s.in.Options.Timeout > 0 && waited(res) {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("evictions that wait for pods to become Ready are assumed to succeed within --timeout=%s", s.in.Options.Timeout))
+	}
 	res.BrokenBudgets = s.broken
 }
 
@@ -137,4 +140,15 @@ func (s *state) gracePeriod(p *corev1.Pod) int64 {
 		return *p.Spec.TerminationGracePeriodSeconds
 	}
 	return corev1.DefaultTerminationGracePeriodSeconds
+}
+
+func waited(res *Result) bool {
+	for _, n := range res.Nodes {
+		for _, p := range n.Pods {
+			if p.Action == ActionEvictedAfterWait {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -40,6 +42,9 @@ func newKubectlFilters(in Input) *kubectlFilters {
 	for _, d := range in.Workloads.DaemonSets {
 		objs = append(objs, d.DeepCopy())
 	}
+	if !in.OwnersRead["DaemonSet"] {
+		objs = append(objs, assumedDaemonSets(in.Pods)...)
+	}
 	cs := fake.NewSimpleClientset(objs...)
 	f := &kubectlFilters{now: in.Now, opts: in.Options}
 	cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -49,6 +54,22 @@ func newKubectlFilters(in Input) *kubectlFilters {
 	f.helper = &kdrain.Helper{Ctx: context.Background(), Client: cs, Force: o.Force, IgnoreAllDaemonSets: o.IgnoreDaemonSets,
 		DeleteEmptyDirData: o.DeleteEmptyDirData, GracePeriodSeconds: o.GracePeriodSeconds, Out: io.Discard, ErrOut: io.Discard}
 	return f
+}
+
+// assumedDaemonSets stand in for the DaemonSets the input lacks, so that
+// kubectl's filter finds the pods' owners (the answer notes it).
+func assumedDaemonSets(pods []*corev1.Pod) []runtime.Object {
+	seen := map[string]bool{}
+	var out []runtime.Object
+	for _, p := range pods {
+		ref := metav1.GetControllerOf(p)
+		if ref == nil || ref.Kind != "DaemonSet" || seen[p.Namespace+"/"+ref.Name] {
+			continue
+		}
+		seen[p.Namespace+"/"+ref.Name] = true
+		out = append(out, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: ref.Name, UID: ref.UID}})
+	}
+	return out
 }
 
 // check is kubectl's verdict for pod p.

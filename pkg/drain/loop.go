@@ -31,6 +31,7 @@ func (s *state) evictAll(nr *NodeResult, acted []listed) bool {
 			a := s.evict(l.p)
 			if a.budget != nil {
 				l.res.PDB = a.budget.b.PDB.Name
+				s.doubt(nr, a.budget.unknown)
 			}
 			switch a.code {
 			case evOK:
@@ -58,9 +59,20 @@ func (s *state) evictAll(nr *NodeResult, acted []listed) bool {
 	return len(todo) > 0 && s.in.Options.Timeout == 0
 }
 
+// doubt makes the node uncertain for a reason the snapshot cannot settle.
+func (s *state) doubt(nr *NodeResult, why string) {
+	if why != "" {
+		nr.Certain = false
+		s.note(why)
+	}
+}
+
 // evicted records a successful eviction.
 func (s *state) evicted(nr *NodeResult, l listed, a answer, w *waitState, round int) {
 	s.remove(l.p)
+	if l.p.ownerMissing {
+		s.doubt(nr, fmt.Sprintf("node %s: pod %s's owner is missing from the input, so its replacement (and the budgets that count it) are guessed", nr.Node, l.p.key))
+	}
 	nr.Evicted = append(nr.Evicted, l.p.key)
 	if round == 0 || w == nil {
 		l.res.Action, l.res.Why = ActionEvicted, a.why
@@ -152,10 +164,7 @@ func (s *state) blocked(nr *NodeResult, w *waitState, contended map[*budgetState
 			nr.Certain = false
 			s.note(fmt.Sprintf("node %s: pods under PDB %s race for its disruptions; which of them stay depends on which eviction request arrives first", nr.Node, b.b.PDB.Name))
 		}
-		if b.unknown != "" {
-			nr.Certain = false
-			s.note(b.unknown)
-		}
+		s.doubt(nr, b.unknown)
 	}
 }
 

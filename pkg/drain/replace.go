@@ -42,10 +42,12 @@ func (s *state) replace(old *podState) {
 		return // a DaemonSet pod is not made elsewhere
 	}
 	owner := s.owners.Get(old.pod.Namespace, ref)
+	r.Owner = s.ownerName(old.pod.Namespace, ref, owner)
 	tmpl, ok := template(owner)
 	if !ok {
 		if disruption.ModelledKind(ref) && s.in.OwnersRead[ref.Kind] {
-			return // the owner is gone: nothing replaces the pod
+			s.note(fmt.Sprintf("the owner %s of pod %s does not exist (the garbage collector deletes the pod): nothing replaces it", r.Owner, old.key))
+			return
 		}
 		r.Certain = false
 		s.note(fmt.Sprintf("the owner %s of pod %s is not in the input: assumed it replaces the pod with the same spec", r.Owner, old.key))
@@ -66,6 +68,16 @@ func (s *state) replace(old *podState) {
 	s.pods = append(s.pods, np)
 	s.byKey[np.key] = np
 	s.repls = append(s.repls, r)
+}
+
+// ownerName is Kind/name, a ReplicaSet named by its Deployment.
+func (s *state) ownerName(ns string, ref *metav1.OwnerReference, owner metav1.Object) string {
+	if rs, ok := owner.(*appsv1.ReplicaSet); ok {
+		if d := metav1.GetControllerOf(rs); d != nil && d.Kind == "Deployment" {
+			return "Deployment/" + d.Name
+		}
+	}
+	return ref.Kind + "/" + ref.Name
 }
 
 // template is the pod template of a known owner.

@@ -21,6 +21,7 @@ type podState struct {
 	willReady    bool
 	readyUnknown bool
 	pending      bool // created, not yet scheduled
+	ownerMissing bool // its controller is not in the input
 	repl         *Replacement
 }
 
@@ -71,6 +72,9 @@ func newState(in Input, pickLast bool) *state {
 	}
 	for _, p := range s.pods {
 		s.markStarting(p)
+		if ref := metav1.GetControllerOf(p.pod); ref != nil && s.owners.Get(p.pod.Namespace, ref) == nil {
+			p.ownerMissing = ref.Kind != "DaemonSet" || in.OwnersRead["DaemonSet"]
+		}
 	}
 	for _, n := range in.Drain {
 		s.cordoned[n] = true // kubectl cordons every named node first
