@@ -37,7 +37,7 @@ func pods(owner *metav1.OwnerReference, ready, unready int) []*corev1.Pod {
 
 func ptr[T any](v T) *T { return &v }
 
-func intOr(i int) *intstr.IntOrString   { v := intstr.FromInt32(int32(i)); return &v }
+func intOr(i int) *intstr.IntOrString  { v := intstr.FromInt32(int32(i)); return &v }
 func pct(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
 
 // Hand-made cases of the disruption controller's arithmetic

@@ -21,7 +21,6 @@ func pod(name, nodeName, cpu string) *corev1.Pod {
 		Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}}
 }
 
-
 // The FitError message is the scheduler's: a sorted histogram of reasons.
 func TestPlaceFitError(t *testing.T) {
 	nodes := []*corev1.Node{node("a", "2", true), node("b", "2", true), node("c", "1", false), node("d", "1", false), node("e", "1", false)}
