@@ -11,7 +11,7 @@ import (
 // actionLabels are the ACTION column's words.
 var actionLabels = map[string]string{
 	"evicted":            "evicted at once",
-	"evicted-after-wait": "evicted, waits",
+	"evicted-after-wait": "evicted after wait",
 	"deleted":            "deleted",
 	"skipped":            "skipped",
 	"blocking":           "BLOCKING",
@@ -108,7 +108,7 @@ func replacements(pw *paragraphs, rs []prediction.DrainReplacement, width int) {
 		return
 	}
 	pw.blank()
-	pw.line("REPLACEMENTS (the controllers create them; the scheduler places them on nodes not cordoned):")
+	pw.line("REPLACEMENTS (the scheduler places them on nodes not cordoned):")
 	t := grid{header: []string{"  FOR", "OWNER", "NODE", "CANDIDATES / WHY NOT"}}
 	for _, r := range rs {
 		node, why := r.Node, "on "+nodeList(r.Candidates, 3)
