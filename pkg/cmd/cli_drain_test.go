@@ -217,4 +217,3 @@ func TestDrainLive(t *testing.T) {
 	r = cliRun(t, c, nil, "drain", "node-1", "--kube-version", "1.37")
 	wantExit(t, r, ExitForbidden, "list replicasets.apps")
 }
-
