@@ -96,3 +96,31 @@ func TestDocsWalkthroughNode2(t *testing.T) {
 		t.Errorf("replacements: %+v", r.Replacements)
 	}
 }
+
+// The docs' impatient drain of node-2 itself, while pod-d starts there: the
+// Eviction API lets the unready pod-d go at once (IfHealthyBudget: the
+// budget is healthy, 2 >= 2), and pod-b waits on the budget; pod-d's
+// replacement fits nowhere (node-1 is still cordoned, node-3 is full), so
+// pod-b blocks until capacity is added. The docs only say "the drain
+// command will block"; the source also evicts pod-d first.
+func TestDocsWalkthroughImpatientNode2(t *testing.T) {
+	w, add := docsWorld(t)
+	w.in.Nodes[0] = cordoned(w.in.Nodes[0])
+	add("pod-b", "node-2", true)
+	add("pod-d", "node-2", false)
+	add("pod-c", "node-3", true)
+	add("pod-y", "node-3", true)
+	w.pdb("web", intOr(2), nil)
+	w.in.Options.Timeout = 60e9
+	r := w.predict("node-2")
+	n := r.Nodes[0]
+	if n.Outcome != OutcomeBlocked || !slices.Equal(n.Evicted, []string{"default/pod-d"}) || !slices.Equal(n.Remaining, []string{"default/pod-b"}) || !r.Certain {
+		t.Fatalf("node-2: %+v %v", n, r.Uncertain)
+	}
+	if d := n.Pods[1]; !strings.Contains(d.Why, "not Ready, and the budget is healthy (2 >= 2)") {
+		t.Errorf("pod-d: %+v", d)
+	}
+	if b := n.Pods[0]; !strings.Contains(b.Why, "the replacement of default/pod-d fits on no node") {
+		t.Errorf("pod-b: %+v", b)
+	}
+}
