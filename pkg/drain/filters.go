@@ -45,7 +45,10 @@ func newKubectlFilters(in Input) *kubectlFilters {
 	if !in.OwnersRead["DaemonSet"] {
 		objs = append(objs, assumedDaemonSets(in.Pods)...)
 	}
-	cs := fake.NewSimpleClientset(objs...)
+	cs := fake.NewSimpleClientset()
+	for _, o := range objs {
+		_ = cs.Tracker().Add(o) // a duplicate (bad input) keeps the first
+	}
 	f := &kubectlFilters{now: in.Now, opts: in.Options}
 	cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, &corev1.PodList{Items: []corev1.Pod{*f.current}}, nil

@@ -39,7 +39,6 @@ func (s *state) evictAll(nr *NodeResult, acted []listed) bool {
 				passed[a.budget] = a.budget != nil
 			case evError:
 				l.res.Action, l.res.Why = ActionBlocking, a.why+"; unblock: "+s.unblockError(a)
-				nr.Reason = appendReason(nr.Reason, a.why)
 			case evWait:
 				if passed[a.budget] {
 					contended[a.budget] = true
@@ -138,16 +137,6 @@ func (s *state) budgetSignature() string {
 	return b.String()
 }
 
-func appendReason(r, msg string) string {
-	if r == "" {
-		return msg
-	}
-	if strings.Contains(r, msg) {
-		return r
-	}
-	return r + "; " + msg
-}
-
 // blocked records a pod whose eviction never succeeds, with the one thing
 // that would unblock it.
 func (s *state) blocked(nr *NodeResult, w *waitState, contended map[*budgetState]bool) {
@@ -155,7 +144,6 @@ func (s *state) blocked(nr *NodeResult, w *waitState, contended map[*budgetState
 	l.res.Action = ActionBlocking
 	l.res.WaitsFor = w.waitsFor
 	l.res.Why = w.why + "; unblock: " + s.unblockWait(w)
-	nr.Reason = appendReason(nr.Reason, w.why)
 	if w.unknown {
 		nr.Certain = false
 	}

@@ -104,9 +104,14 @@ func (s *state) conclude(nr *NodeResult) {
 		return
 	}
 	nr.Outcome = OutcomeBlocked
-	if nr.Reason == "" {
-		nr.Reason = fmt.Sprintf("%d pod(s) never leave", len(nr.Remaining))
+	var parts []string
+	for _, p := range nr.Pods {
+		if p.Action == ActionBlocking {
+			why, _, _ := strings.Cut(p.Why, "; unblock: ")
+			parts = append(parts, p.Pod+" ("+why+")")
+		}
 	}
+	nr.Reason = "never leave: " + strings.Join(parts, "; ")
 }
 
 // notReached is a node kubectl cordoned but never drains: it waits
