@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/scale-preview/scale-preview/pkg/disruption"
+	"github.com/scale-preview/scale-preview/pkg/scheduling"
 )
 
 // podState is one pod as the simulation moves it.
@@ -61,10 +62,12 @@ type state struct {
 	repls    []*Replacement
 	broken   []string       // budgets --disable-eviction breaks
 	sched    []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
+	infos    *scheduling.InfoCache
 }
 
 func newState(in Input, pickLast bool) *state {
-	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), byKey: map[string]*podState{}, cordoned: map[string]bool{}, pickLast: pickLast}
+	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), byKey: map[string]*podState{}, cordoned: map[string]bool{}, pickLast: pickLast,
+		infos: scheduling.NewInfoCache()}
 	for _, p := range in.Pods {
 		ps := &podState{pod: p, key: p.Namespace + "/" + p.Name}
 		s.pods = append(s.pods, ps)
