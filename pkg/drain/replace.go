@@ -65,8 +65,7 @@ func (s *state) replace(old *podState) {
 	}
 	np := &podState{pod: pod, key: pod.Namespace + "/" + pod.Name, replaces: old.key, pending: true, repl: r}
 	np.willReady, np.readyUnknown = s.readiness(old, ref)
-	s.pods = append(s.pods, np)
-	s.byKey[np.key] = np
+	s.add(np)
 	s.repls = append(s.repls, r)
 }
 
@@ -102,7 +101,7 @@ func template(owner metav1.Object) (corev1.PodTemplateSpec, bool) {
 // is unknown (assumed yes).
 func (s *state) readiness(old *podState, ref *metav1.OwnerReference) (ready, unknown bool) {
 	var readyN, notReady int
-	for _, p := range s.pods {
+	for _, p := range s.ownedBy(ref) {
 		if p == old || p.gone || p.pending || p.terminating() || p.pod.Namespace != old.pod.Namespace || p.pod.Spec.NodeName == "" {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/scale-preview/scale-preview/pkg/disruption"
 	"github.com/scale-preview/scale-preview/pkg/scheduling"
@@ -24,6 +25,24 @@ type podState struct {
 	pending      bool // created, not yet scheduled
 	ownerMissing bool // its controller is not in the input
 	repl         *Replacement
+}
+
+// add puts a pod into the state and its indexes.
+func (s *state) add(p *podState) {
+	s.pods = append(s.pods, p)
+	s.byKey[p.key] = p
+	if ref := metav1.GetControllerOf(p.pod); ref != nil {
+		s.byOwner[ref.UID] = append(s.byOwner[ref.UID], p)
+	}
+}
+
+// ownedBy are the pods whose controller is ref (by UID; all pods when the
+// reference has none, which the caller filters).
+func (s *state) ownedBy(ref *metav1.OwnerReference) []*podState {
+	if ref.UID == "" {
+		return s.pods
+	}
+	return s.byOwner[ref.UID]
 }
 
 // display names the pod in a sentence; a replacement by what it replaces.
@@ -63,15 +82,15 @@ type state struct {
 	broken   []string       // budgets --disable-eviction breaks
 	sched    []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
 	infos    *scheduling.InfoCache
+	byOwner  map[types.UID][]*podState // by controller UID
 }
 
 func newState(in Input, pickLast bool) *state {
 	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), byKey: map[string]*podState{}, cordoned: map[string]bool{}, pickLast: pickLast,
 		infos: scheduling.NewInfoCache()}
+	s.byOwner = map[types.UID][]*podState{}
 	for _, p := range in.Pods {
-		ps := &podState{pod: p, key: p.Namespace + "/" + p.Name}
-		s.pods = append(s.pods, ps)
-		s.byKey[ps.key] = ps
+		s.add(&podState{pod: p, key: p.Namespace + "/" + p.Name})
 	}
 	for _, p := range s.pods {
 		s.markStarting(p)
