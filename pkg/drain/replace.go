@@ -144,17 +144,34 @@ func (s *state) schedule() bool {
 		if len(pl.Feasible) == 0 {
 			continue
 		}
-		node := pl.Feasible[0]
-		if s.pickLast {
-			node = pl.Feasible[len(pl.Feasible)-1]
-		}
+		node := s.pick(pl)
 		if len(pl.Feasible) > 1 || len(pl.Unmodelled) > 0 {
 			p.repl.Certain = false
+			s.choiceMade = s.choiceMade || len(pl.Feasible) > 1
 		}
 		s.bind(p, node)
 		changed = true
 	}
 	return changed
+}
+
+// pick is the node a run binds to: the least allocated (the scheduler's
+// likeliest choice; ties to the first), or the first or last feasible one
+// in the runs that test whether the choice matters.
+func (s *state) pick(pl scheduling.Placement) string {
+	switch s.strategy {
+	case pickFirst:
+		return pl.Feasible[0]
+	case pickLast:
+		return pl.Feasible[len(pl.Feasible)-1]
+	}
+	best := pl.Feasible[0]
+	for _, n := range pl.Feasible {
+		if pl.LeastAllocated[n] > pl.LeastAllocated[best] {
+			best = n
+		}
+	}
+	return best
 }
 
 func (s *state) bind(p *podState, node string) {

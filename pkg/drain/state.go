@@ -75,18 +75,26 @@ type state struct {
 	budgets  []*budgetState
 	created  int // replacements created, for unique names
 	notes    []string
-	// pickLast: among feasible nodes take the last instead of the first
-	// (the second run that tells whether scoring matters).
-	pickLast bool
-	repls    []*Replacement
-	broken   []string       // budgets --disable-eviction breaks
-	sched    []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
-	infos    *scheduling.InfoCache
-	byOwner  map[types.UID][]*podState // by controller UID
+	// strategy picks among feasible nodes (pick).
+	strategy int
+	// choiceMade: some replacement had more than one feasible node.
+	choiceMade bool
+	repls      []*Replacement
+	broken     []string       // budgets --disable-eviction breaks
+	sched      []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
+	infos      *scheduling.InfoCache
+	byOwner    map[types.UID][]*podState // by controller UID
 }
 
-func newState(in Input, pickLast bool) *state {
-	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), byKey: map[string]*podState{}, cordoned: map[string]bool{}, pickLast: pickLast,
+// Placement strategies of the runs.
+const (
+	pickLeastAllocated = iota
+	pickFirst
+	pickLast
+)
+
+func newState(in Input, strategy int) *state {
+	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), byKey: map[string]*podState{}, cordoned: map[string]bool{}, strategy: strategy,
 		infos: scheduling.NewInfoCache()}
 	s.byOwner = map[types.UID][]*podState{}
 	for _, p := range in.Pods {
