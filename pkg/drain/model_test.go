@@ -245,3 +245,14 @@ func TestLeastAllocatedChoiceIsUncertain(t *testing.T) {
 		t.Fatalf("%+v certain=%v", r.Replacements, r.Certain)
 	}
 }
+
+// A ReplicaSet that already has fewer replicas wanted than pods (an old
+// ReplicaSet of a rollout, scaled to 0) replaces nothing.
+func TestScaledDownReplicaSetReplacesNothing(t *testing.T) {
+	w := newWorld(node("n1", "4"), node("n2", "4"))
+	w.pod("old-a", "n1", w.rs("old", 0, "100m"), "ReplicaSet", true)
+	r := w.predict("n1")
+	if onlyNode(t, r).Outcome != OutcomeDrained || len(r.Replacements) != 0 {
+		t.Fatalf("%+v", r.Replacements)
+	}
+}

@@ -43,6 +43,9 @@ func (s *state) replace(old *podState) {
 	}
 	owner := s.owners.Get(old.pod.Namespace, ref)
 	r.Owner = s.ownerName(old.pod.Namespace, ref, owner)
+	if owner != nil && !s.wantsMore(owner, ref) {
+		return // the controller already has all the pods it wants
+	}
 	tmpl, ok := template(owner)
 	if !ok {
 		if disruption.ModelledKind(ref) && s.in.OwnersRead[ref.Kind] {
@@ -67,6 +70,42 @@ func (s *state) replace(old *podState) {
 	np.willReady, np.readyUnknown = s.readiness(old, ref)
 	s.add(np)
 	s.repls = append(s.repls, r)
+}
+
+// wantsMore: the owner creates a pod for the one leaving. A ReplicaSet or
+// ReplicationController counts its active pods (not terminating, not
+// finished) against spec.replicas; a finished Job creates none.
+func (s *state) wantsMore(owner metav1.Object, ref *metav1.OwnerReference) bool {
+	var want int32
+	switch o := owner.(type) {
+	case *appsv1.ReplicaSet:
+		want = replicasOr1(o.Spec.Replicas)
+	case *corev1.ReplicationController:
+		want = replicasOr1(o.Spec.Replicas)
+	case *batchv1.Job:
+		for _, c := range o.Status.Conditions {
+			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+				return false
+			}
+		}
+		return true
+	default:
+		return true
+	}
+	var active int32
+	for _, p := range s.ownedBy(ref) {
+		if !p.gone && !p.terminating() && !finished(p.pod) && metav1.IsControlledBy(p.pod, owner) {
+			active++
+		}
+	}
+	return active < want
+}
+
+func replicasOr1(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
 }
 
 // ownerName is Kind/name, a ReplicaSet named by its Deployment.
