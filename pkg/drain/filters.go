@@ -114,7 +114,7 @@ func skipRule(p *corev1.Pod, v verdict) string {
 	switch {
 	case v.warning != "":
 		return v.warning
-	case p.Annotations[corev1.MirrorPodAnnotationKey] != "" || hasKey(p.Annotations, corev1.MirrorPodAnnotationKey):
+	case hasKey(p.Annotations, corev1.MirrorPodAnnotationKey):
 		return "mirror pod: the kubelet owns it"
 	}
 	return "kubectl's filters skip it"

@@ -30,7 +30,6 @@ type podState struct {
 // add puts a pod into the state and its indexes.
 func (s *state) add(p *podState) {
 	s.pods = append(s.pods, p)
-	s.byKey[p.key] = p
 	if ref := metav1.GetControllerOf(p.pod); ref != nil {
 		s.byOwner[ref.UID] = append(s.byOwner[ref.UID], p)
 	}
@@ -70,7 +69,6 @@ type state struct {
 	in       Input
 	owners   *disruption.Owners
 	pods     []*podState
-	byKey    map[string]*podState
 	cordoned map[string]bool
 	budgets  []*budgetState
 	created  int // replacements created, for unique names
@@ -94,7 +92,7 @@ const (
 )
 
 func newState(in Input, strategy int) *state {
-	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), byKey: map[string]*podState{}, cordoned: map[string]bool{}, strategy: strategy,
+	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), cordoned: map[string]bool{}, strategy: strategy,
 		infos: scheduling.NewInfoCache()}
 	s.byOwner = map[types.UID][]*podState{}
 	for _, p := range in.Pods {
