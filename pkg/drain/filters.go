@@ -45,7 +45,7 @@ func newKubectlFilters(in Input) *kubectlFilters {
 	if !in.OwnersRead["DaemonSet"] {
 		objs = append(objs, assumedDaemonSets(in.Pods)...)
 	}
-	cs := fake.NewSimpleClientset()
+	cs := fake.NewClientset()
 	for _, o := range objs {
 		_ = cs.Tracker().Add(o) // a duplicate (bad input) keeps the first
 	}
