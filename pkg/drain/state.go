@@ -107,15 +107,16 @@ func newState(in Input, strategy int) *state {
 	for _, n := range in.Drain {
 		s.cordoned[n] = true // kubectl cordons every named node first
 	}
+	live := byNamespace(s.livePods())
 	for _, b := range disruption.Parse(in.PDBs) {
-		s.budgets = append(s.budgets, s.initialBudget(b))
+		s.budgets = append(s.budgets, s.initialBudget(b, live))
 	}
 	return s
 }
 
 // initialBudget takes the recorded status; a budget whose status was
 // never written, or lags its generation, waits for the controller.
-func (s *state) initialBudget(b *disruption.Budget) *budgetState {
+func (s *state) initialBudget(b *disruption.Budget, live map[string][]*corev1.Pod) *budgetState {
 	bs := &budgetState{b: b}
 	st := b.PDB.Status
 	bs.status = disruption.Status{ExpectedPods: st.ExpectedPods, DesiredHealthy: st.DesiredHealthy, CurrentHealthy: st.CurrentHealthy,
@@ -132,17 +133,17 @@ func (s *state) initialBudget(b *disruption.Budget) *budgetState {
 		bs.unknown = err.Error() + ": recomputed from the pods instead"
 		bs.lag = true
 	}
-	s.checkRecorded(bs)
+	s.checkRecorded(bs, live[b.PDB.Namespace])
 	return bs
 }
 
 // checkRecorded compares the recorded status with what the controller
 // would write for the snapshot; a difference means stale or partial input.
-func (s *state) checkRecorded(bs *budgetState) {
+func (s *state) checkRecorded(bs *budgetState, pods []*corev1.Pod) {
 	if bs.lag {
 		return
 	}
-	c := disruption.Compute(bs.b, s.livePods(), s.owners, s.in.Now)
+	c := disruption.Compute(bs.b, pods, s.owners, s.in.Now)
 	if c.Unknown != "" {
 		bs.unknown = c.Unknown
 		return
@@ -177,14 +178,23 @@ func (s *state) livePods() []*corev1.Pod {
 	return out
 }
 
+// byNamespace groups pods by namespace: a budget reads only its own.
+func byNamespace(pods []*corev1.Pod) map[string][]*corev1.Pod {
+	out := map[string][]*corev1.Pod{}
+	for _, p := range pods {
+		out[p.Namespace] = append(out[p.Namespace], p)
+	}
+	return out
+}
+
 // recompute is one disruption controller sync of every budget.
 func (s *state) recompute() {
-	live := s.livePods()
+	live := byNamespace(s.livePods())
 	for _, bs := range s.budgets {
 		if bs.b.Selector == nil {
 			continue
 		}
-		c := disruption.Compute(bs.b, live, s.owners, s.in.Now)
+		c := disruption.Compute(bs.b, live[bs.b.PDB.Namespace], s.owners, s.in.Now)
 		bs.status, bs.lag, bs.recomputed = c, false, true
 		if c.Unknown != "" {
 			bs.unknown = c.Unknown
