@@ -143,7 +143,7 @@ func (o *Options) runNode(ctx context.Context) error {
 	case o.printer != nil:
 		err = o.printer.PrintObj(pred, o.Out)
 	case *o.PrintFlags.OutputFormat == "name":
-		err = printer.EvictionNames(o.Out, pred)
+		err = o.printNames(pred)
 	default:
 		err = printer.EvictionTable(o.Out, pred, printer.TableOptions{Wide: *o.PrintFlags.OutputFormat == "wide", Width: o.width(o.Out)})
 	}

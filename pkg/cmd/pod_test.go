@@ -37,10 +37,10 @@ func dropNodes(s string) string {
 }
 
 func TestPodPreemptionOffline(t *testing.T) {
-	r := cliRun(t, nil, nil, "-f", preemptFile, "pod/critical", "-n", "shop", "-o", "name")
+	r := cliRun(t, nil, nil, "-f", preemptFile, "pod/critical", "-n", "shop", "-o", "jsonpath={.victims}")
 	wantExit(t, r, ExitOK)
-	if r.stdout != "pod/batch-x2\n" {
-		t.Errorf("victims %q, want pod/batch-x2", r.stdout)
+	if r.stdout != `["jobs/batch-x2"]` {
+		t.Errorf("victims %q, want [\"jobs/batch-x2\"]", r.stdout)
 	}
 	r = cliRun(t, nil, nil, "-f", preemptFile, "pod/critical", "-n", "shop", "-o", "json")
 	wantExit(t, r, ExitOK)
@@ -91,10 +91,10 @@ func TestPodPreemptionWarnsAboutEmptyBudget(t *testing.T) {
 // cluster-wide forbidden names the permission and exits 4.
 func TestPodPreemptionLive(t *testing.T) {
 	objs := preemptObjects(t)
-	r := cliRun(t, fake.NewClientset(objs...), nil, "pod/critical", "-n", "shop", "--kube-version", "1.37", "-o", "name")
+	r := cliRun(t, fake.NewClientset(objs...), nil, "pod/critical", "-n", "shop", "--kube-version", "1.37", "-o", "jsonpath={.victims}")
 	wantExit(t, r, ExitOK)
-	if r.stdout != "pod/batch-x2\n" {
-		t.Errorf("victims %q, want pod/batch-x2", r.stdout)
+	if r.stdout != `["jobs/batch-x2"]` {
+		t.Errorf("victims %q, want [\"jobs/batch-x2\"]", r.stdout)
 	}
 	c := fake.NewClientset(objs...)
 	c.PrependReactor("list", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
@@ -155,5 +155,41 @@ func TestPodPreemptionSchedulerConfigExtender(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("no %s in\n%s", want, r.stdout)
 		}
+	}
+}
+
+// A pending pod preempts pods of other namespaces (the scheduler ignores
+// namespaces): victims say namespace/name, and -o name, whose pod/NAME a
+// script reads in -n's namespace, refuses rather than name the wrong pods
+// (issue 35, preempt-other-namespace). In one namespace it is kubectl's form.
+func TestPodPreemptionVictimsInOtherNamespaces(t *testing.T) {
+	r := cliRun(t, nil, nil, "-f", preemptFile, "pod/critical", "-n", "shop", "-o", "name")
+	wantExit(t, r, ExitUsage)
+	if r.stdout != "" || !strings.Contains(r.stderr, "namespace(s) jobs, not in shop") || !strings.Contains(r.stderr, "jsonpath") {
+		t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	r = cliRun(t, nil, nil, "-f", preemptFile, "pod/critical", "-n", "shop", "-o", "json")
+	wantExit(t, r, ExitOK)
+	for _, want := range []string{`"victims": [
+        "jobs/batch-x2"
+    ]`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("no %s in\n%s", want, r.stdout)
+		}
+	}
+	// The schema holds it: a bare name is refused for pod/NAME.
+	bare := strings.Replace(r.stdout, `"jobs/batch-x2"`, `"batch-x2"`, 1)
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(bare))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bare == r.stdout || compileSchema(t).Validate(doc) == nil {
+		t.Error("the schema accepts a bare victim name for pod/NAME")
+	}
+	same := preemptVariant(func(s string) string { return strings.ReplaceAll(s, "namespace: jobs", "namespace: shop") })(t)
+	r = cliRun(t, nil, nil, append(same, "-o", "name")...)
+	wantExit(t, r, ExitOK)
+	if r.stdout != "pod/batch-x2\n" {
+		t.Errorf("-o name in one namespace: %q", r.stdout)
 	}
 }
