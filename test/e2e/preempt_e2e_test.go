@@ -466,8 +466,8 @@ func preemptCreateNode(ctx context.Context, s preemptScenario, name, cpu string)
 // preemptObserved is what the scheduler did to a scenario.
 type preemptObserved struct {
 	nominated   string
-	deleted     []string // sorted names of pods with a deletionTimestamp
-	preempted   []string // sorted names with DisruptionTarget PreemptionByScheduler
+	deleted     []string // sorted namespace/name of pods with a deletionTimestamp
+	preempted   []string // sorted namespace/name with DisruptionTarget PreemptionByScheduler
 	unscheduled string   // the PodScheduled=False message
 }
 
@@ -497,11 +497,11 @@ func preemptObserve(ctx context.Context, s preemptScenario, wantDeleted int) (pr
 				continue
 			}
 			if p.DeletionTimestamp != nil {
-				o.deleted = append(o.deleted, p.Name)
+				o.deleted = append(o.deleted, p.Namespace+"/"+p.Name)
 			}
 			for _, cond := range p.Status.Conditions {
 				if cond.Type == corev1.DisruptionTarget && cond.Status == corev1.ConditionTrue && cond.Reason == "PreemptionByScheduler" {
-					o.preempted = append(o.preempted, p.Name)
+					o.preempted = append(o.preempted, p.Namespace+"/"+p.Name)
 				}
 			}
 		}
@@ -563,11 +563,13 @@ func preemptWantNode(s preemptScenario) string {
 	return s.nodeName(s.wantNode)
 }
 
+// preemptWantVictims: namespace/name, as the plugin's victims say them.
 func preemptWantVictims(s preemptScenario) []string {
-	if s.wantVictims == nil {
-		return []string{}
+	out := []string{}
+	for _, v := range s.wantVictims {
+		out = append(out, s.ns()+"/"+v)
 	}
-	return s.wantVictims
+	return out
 }
 
 // preemptCleanup deletes what would change later tests: the nodes (the
