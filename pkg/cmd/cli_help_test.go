@@ -58,6 +58,13 @@ func TestHelpListsEveryMode(t *testing.T) {
 			t.Errorf("--help shows %s, which is in its mode's help", s)
 		}
 	}
+	// TYPE/NAME --help is the help of its mode.
+	for typ, m := range map[string]string{"node/worker-1": modeNode, "pods/x": modePod, "deploy/web": modeScaleIn, "hpa/web": modeHPA} {
+		r := cliRun(t, nil, nil, typ, "--help")
+		if !strings.Contains(r.stdout, "kubectl scale-preview "+m+" ") || strings.Contains(r.stdout, "Modes (") {
+			t.Errorf("%s --help is not the help of %s:\n%s", typ, m, r.stdout)
+		}
+	}
 	r := cliRun(t, nil, nil, "scale-in", "--help")
 	for _, s := range []string{"R4 ", "pod-deletion-cost", "TIE", "ORDINAL"} {
 		if !strings.Contains(r.stdout, s) {

@@ -152,15 +152,41 @@ Rules of Kubernetes ` + fmt.Sprintf("1.%d to 1.%d", rules.Oldest, rules.Newest) 
 // setHelp gives the root its mode list when the help is shown, so that
 // every mode command registered by then is in it, and a usage template
 // without cobra's "Available Commands" (the list is in the description).
+//
+// TYPE/NAME --help shows the help of the mode that TYPE runs.
 func setHelp(root *cobra.Command) {
 	help := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {
 		if c == root {
-			root.Long = rootLong(root)
+			if m := modeOfArgs(root, root.Flags().Args()); m != nil {
+				c = m
+			} else {
+				root.Long = rootLong(root)
+			}
 		}
 		help(c, args)
 	})
 	root.SetUsageTemplate(usageTemplate)
+}
+
+// modeOfArgs is the mode command that TYPE/NAME (or TYPE NAME) runs, nil
+// when the arguments name no object of a built-in kind.
+func modeOfArgs(root *cobra.Command, args []string) *cobra.Command {
+	arg, err := parseArgs(args)
+	if err != nil {
+		return nil
+	}
+	ref, err := resolve(newOfflineMapper(), arg)
+	if err != nil {
+		return nil
+	}
+	o := &Options{ref: ref}
+	for _, c := range root.Commands() {
+		if c.Name() == o.runMode() {
+			return c
+		}
+	}
+	return nil
 }
 
 const usageTemplate = `Usage:{{if .Runnable}}
