@@ -134,7 +134,7 @@ func (o *Options) addSharedFlags(c *cobra.Command) {
 	cmdutil.AddJsonFilenameFlag(fl, &o.Filenames, "Read objects from these files or directories (repeatable; \"-\" for stdin) instead of the cluster.")
 	fl.BoolVarP(&o.Recursive, "recursive", "R", false, "Read the directories given with -f recursively.")
 	o.PrintFlags.AddFlags(c)
-	fl.Lookup("output").Usage = "Output format: the table (default), wide, name (the victims as pod/NAME), json, yaml, " +
+	fl.Lookup("output").Usage = "Output format: the table (default), wide, name (the victims as pod/NAME, when all are in the command's namespace), json, yaml, " +
 		"jsonpath=..., jsonpath-file=..., go-template=..., go-template-file=..."
 	_ = fl.MarkHidden("show-managed-fields") // the document has no managed fields
 	fl.StringVar(&o.Now, "now", "", "Reference time (RFC3339) for age-based rules. Default: the current time.")
