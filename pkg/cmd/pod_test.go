@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -191,5 +194,69 @@ func TestPodPreemptionVictimsInOtherNamespaces(t *testing.T) {
 	wantExit(t, r, ExitOK)
 	if r.stdout != "pod/batch-x2\n" {
 		t.Errorf("-o name in one namespace: %q", r.stdout)
+	}
+}
+
+// The class of preempt-other-namespace, drawn at random: the running pods
+// of examples/preempt.yaml moved to random namespaces. Whatever the draw,
+// victims are the nominated outcome's pods as namespace/name, each in the
+// namespace its pod has, and -o name prints them exactly when all are in
+// the pending pod's namespace.
+func TestPodPreemptionVictimNamespacesDrawn(t *testing.T) {
+	base := mustRead(t, preemptFile)
+	lines := strings.Split(base, "\n")
+	var running []int // the running pods' namespace lines (not the PDB's, not the pending pod's)
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "namespace: shop" || strings.TrimSpace(l) == "namespace: jobs" || strings.Contains(l, "name: gpu-1, namespace: ml") {
+			running = append(running, i)
+		}
+	}
+	if len(running) != 4 {
+		t.Fatalf("examples/preempt.yaml changed: %d running pods found", len(running))
+	}
+	spaces := []string{"shop", "jobs", "ml", "default"}
+	rng := rand.New(rand.NewPCG(35, 6))
+	for draw := range 12 {
+		edited := slices.Clone(lines)
+		for _, i := range running {
+			ns := spaces[rng.IntN(len(spaces))]
+			if strings.Contains(edited[i], "gpu-1") {
+				edited[i] = strings.Replace(edited[i], "namespace: ml", "namespace: "+ns, 1)
+			} else {
+				edited[i] = strings.Replace(strings.Replace(edited[i], "shop", ns, 1), "jobs", ns, 1)
+			}
+		}
+		args := []string{"-f", writeFile(t, strings.Join(edited, "\n")), "pod/critical", "-n", "shop"}
+		r := cliRun(t, nil, nil, append(args, "-o", "json")...)
+		wantExit(t, r, ExitOK)
+		var doc struct {
+			Victims    []string `json:"victims"`
+			Preemption struct {
+				Outcomes []struct {
+					Victims []struct{ Namespace, Name string } `json:"victims"`
+				} `json:"outcomes"`
+			} `json:"preemption"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		inShop := true
+		if len(doc.Preemption.Outcomes) > 0 {
+			for _, v := range doc.Preemption.Outcomes[0].Victims {
+				want = append(want, v.Namespace+"/"+v.Name)
+				inShop = inShop && v.Namespace == "shop"
+				if !strings.Contains(strings.Join(edited, "\n"), "name: "+v.Name+"\n    namespace: "+v.Namespace) {
+					t.Errorf("draw %d: victim %s/%s is not in that namespace in the input", draw, v.Namespace, v.Name)
+				}
+			}
+		}
+		if !slices.Equal(doc.Victims, want) || len(want) == 0 {
+			t.Errorf("draw %d: victims %v, want the outcome's %v", draw, doc.Victims, want)
+		}
+		n := cliRun(t, nil, nil, append(args, "-o", "name")...)
+		if inShop != (n.code == ExitOK) || (n.code != ExitOK && n.code != ExitUsage) {
+			t.Errorf("draw %d: victims %v, -o name exit %d", draw, doc.Victims, n.code)
+		}
 	}
 }
