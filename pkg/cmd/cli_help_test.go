@@ -115,7 +115,7 @@ func TestHelpExitCodesAreTheREADMEs(t *testing.T) {
 	}
 	_, section, _ := strings.Cut(string(data), "## Exit codes\n\n")
 	section, _, _ = strings.Cut(section, "\n\n") // the table
-	row := regexp.MustCompile("(?m)^\\| (\\d+) \\| (.+) \\|$")
+	row := regexp.MustCompile(`(?m)^\| (\d+) \| (.+) \|$`)
 	var want strings.Builder
 	for _, m := range row.FindAllStringSubmatch(section, -1) {
 		want.WriteString(table([][2]string{{m[1], strings.ReplaceAll(m[2], "`", "")}}))

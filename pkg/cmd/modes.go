@@ -161,7 +161,8 @@ func (o *Options) runMode() string {
 // run's, and a mode command given another mode's object.
 func (o *Options) validateModeFlags() error {
 	run := o.runMode()
-	if f := o.fixedMode; f != "" && f != run && !(f == modeWatch && (run == modeScaleIn || run == modeHPA)) {
+	watched := o.fixedMode == modeWatch && (run == modeScaleIn || run == modeHPA) // watch follows either
+	if f := o.fixedMode; f != "" && f != run && !watched {
 		return withCode(ExitUsage, "%s is not a %s: run kubectl scale-preview %s (see kubectl scale-preview %s --help)", o.targetWords(), f, o.targetUsage(run), run)
 	}
 	own := o.modeFlags[run]
