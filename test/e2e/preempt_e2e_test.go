@@ -236,6 +236,16 @@ func TestPreemptE2E(t *testing.T) {
 	}) {
 		t.Errorf("without --scheduler-config: certain %v, warnings %q; want uncertain, naming schedulerName %q", p.Certain, p.Warnings, preemptSchedulerName)
 	}
+	// -o name prints kubectl's pod/NAME, which cannot say that the victims
+	// are in another namespace than -n's: refused, nothing printed.
+	if i := slices.IndexFunc(preemptScenarios, func(s preemptScenario) bool { return s.name == "other-namespace" }); i >= 0 {
+		s := preemptScenarios[i]
+		run, err := runPlugin(ctx, env.pluginPath, "pod/"+preemptPendingName, "-n", s.ns(), "--scheduler-config", cfgPath,
+			"--kubeconfig", env.cp.viewerKubeconfig, "-o", "name")
+		if err != nil || run.exitCode != 2 || run.stdout != "" || !strings.Contains(run.stderr, s.otherNS()) {
+			t.Errorf("other-namespace -o name: want exit 2 naming %s and no output: %v %s", s.otherNS(), err, run)
+		}
+	}
 	// The manifest pods are created now, after their offline prediction.
 	for _, s := range preemptScenarios {
 		if s.manifest {
