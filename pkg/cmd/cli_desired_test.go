@@ -139,8 +139,15 @@ func TestDesiredDirectory(t *testing.T) {
 	if !slices.Equal(changes, want) {
 		t.Errorf("changes %v, want %v\n%s", changes, want, r.stdout)
 	}
-	if len(l.Items) != 1 || l.Items[0].Target.Name != "api" {
+	if len(l.Items) != 1 || l.Items[0].Target.Name != "api" || l.Items[0].Target.Namespace != "prod" {
 		t.Errorf("items: %+v", l.Items)
+	}
+	// Without -n the command runs in the context's namespace, and the
+	// victims are prod's: pod/NAME would name pods of the wrong namespace.
+	r = cliRun(t, fake.NewClientset(liveObjects()...), nil, desiredArgs("-f", dir, "-o", "name")...)
+	wantExit(t, r, ExitUsage, "namespace(s) prod, not in default")
+	if r.stdout != "" {
+		t.Errorf("-o name printed %q", r.stdout)
 	}
 }
 

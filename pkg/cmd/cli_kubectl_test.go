@@ -161,13 +161,21 @@ func TestCompletionFromFile(t *testing.T) {
 	}
 }
 
-// --help explains the rule codes and the exit codes.
+// --help explains the exit codes, and the scale-in's help its rule codes
+// (cli_help_test.go checks every mode).
 func TestHelp(t *testing.T) {
 	r := cliRun(t, nil, nil, "--help")
 	wantExit(t, r, ExitOK)
-	for _, s := range []string{"R4 ", "pod-deletion-cost", "TIE", "ORDINAL", "Exit codes:", "  8 ", "--fail-if-uncertain", "--replicas int32", "-R, --recursive", "-o, --output"} {
+	for _, s := range []string{"Exit codes:", "  8 ", "--fail-if-uncertain", "--replicas int32", "-R, --recursive", "-o, --output"} {
 		if !strings.Contains(r.stdout, s) {
 			t.Errorf("--help does not mention %q", s)
+		}
+	}
+	r = cliRun(t, nil, nil, "scale-in", "--help")
+	wantExit(t, r, ExitOK)
+	for _, s := range []string{"R4 ", "pod-deletion-cost", "TIE", "ORDINAL"} {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("scale-in --help does not mention %q", s)
 		}
 	}
 	r = cliRun(t, nil, nil, "--version", "-o", "yaml")

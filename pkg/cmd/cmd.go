@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -63,6 +65,11 @@ type Options struct {
 	detected    *prediction.RulesInfo    // the live rules' version, once decided
 
 	desiredOptions // --desired (desired.go)
+
+	fixedMode string                     // the mode command run; "" for the root
+	changed   []string                   // the flags given, but kubectl's connection flags
+	shared    map[string]bool            // the flags of every mode
+	modeFlags map[string]map[string]bool // each mode's own flags (modes.go)
 }
 
 // NewOptions returns Options with kubectl's standard config and print flags.
@@ -77,13 +84,13 @@ func NewOptions(streams genericiooptions.IOStreams) *Options {
 	}
 }
 
-// NewCommand builds the cobra command.
+// NewCommand builds the root command and a command per mode. The root
+// takes TYPE/NAME for every kind (and --desired); each mode command holds
+// its own usage, flags and examples and runs the same code.
 func NewCommand(o *Options) *cobra.Command {
 	c := &cobra.Command{
 		Use:           "kubectl-scale_preview TYPE/NAME --replicas=N",
-		Short:         "Predict which pods a scale-in deletes, in order, and which rule decided each",
-		Long:          longHelp(),
-		Example:       example,
+		Short:         "Predict which pods Kubernetes would delete or evict, in order, and which rule decided each",
 		Args:          cobra.ArbitraryArgs, // parseArgs says what is wrong
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -92,50 +99,79 @@ func NewCommand(o *Options) *cobra.Command {
 			if o.ShowVersion {
 				return printVersion(o.Out, *o.PrintFlags.OutputFormat)
 			}
-			if err := o.Complete(c, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context())
+			return o.execute(c, args)
 		},
 	}
 	c.SetOut(o.Out)
 	c.SetErr(o.ErrOut)
-	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+	c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		msg := strconvNoise.ReplaceAllString(err.Error(), "")
-		return withCode(ExitUsage, "%s; see kubectl scale-preview --help", msg)
+		return withCode(ExitUsage, "%s; see %s --help", msg, c.CommandPath())
 	})
-	o.addFlags(c)
+	o.shared = sharedFlagNames(o)
+	o.addSharedFlags(c)
+	c.Flags().BoolVar(&o.ShowVersion, "version", false, "Print the plugin's version and the supported Kubernetes rule versions (-o json or yaml for a document).")
+	o.modeFlags = map[string]map[string]bool{}
+	for _, m := range modes() {
+		o.modeFlags[m.name] = modeFlagNames(o, m)
+	}
+	rootOwn := maps.Clone(o.modeFlags[modeScaleIn])
+	maps.Copy(rootOwn, o.modeFlags[modeDesired])
+	o.addModeFlags(c, rootOwn)
+	o.configFlags.AddFlags(c.PersistentFlags())
+	for _, m := range modes() {
+		c.AddCommand(o.newModeCommand(m))
+	}
+	c.CompletionOptions.DisableDefaultCmd = true // kubectl completes plugins through kubectl_complete-scale_preview
 	c.AddCommand(newDrainCommand(o))
+	setHelp(c)
 	registerCompletions(c, o)
 	return c
 }
 
-func (o *Options) addFlags(c *cobra.Command) {
+// addSharedFlags registers the flags of every mode.
+func (o *Options) addSharedFlags(c *cobra.Command) {
 	fl := c.Flags()
-	fl.Int32Var(&o.Replicas, "replicas", 0, "The replica count to preview (required; for hpa/NAME optional: the autoscaler's next step).")
-	o.addJobFlags(fl)
 	cmdutil.AddJsonFilenameFlag(fl, &o.Filenames, "Read objects from these files or directories (repeatable; \"-\" for stdin) instead of the cluster.")
 	fl.BoolVarP(&o.Recursive, "recursive", "R", false, "Read the directories given with -f recursively.")
 	o.PrintFlags.AddFlags(c)
-	fl.Lookup("output").Usage = "Output format: the table (default), wide, name (the victims as pod/NAME), json, yaml, " +
+	fl.Lookup("output").Usage = "Output format: the table (default), wide, name (the victims as pod/NAME, when all are in the command's namespace), json, yaml, " +
 		"jsonpath=..., jsonpath-file=..., go-template=..., go-template-file=..."
 	_ = fl.MarkHidden("show-managed-fields") // the document has no managed fields
 	fl.StringVar(&o.Now, "now", "", "Reference time (RFC3339) for age-based rules. Default: the current time.")
 	fl.StringVar(&o.KubeVersion, "kube-version", "", fmt.Sprintf("Apply the rules of this Kubernetes version (1.%d to 1.%d). Default: detected from the cluster; offline, 1.%d.", rules.Oldest, rules.Newest, rules.Newest))
 	fl.StringVar(&o.FeatureGates, "feature-gates", "", "Override the controller-manager's feature gates, e.g. PodDeletionCost=false.")
-	fl.BoolVar(&o.FailIfUncertain, "fail-if-uncertain", false, fmt.Sprintf("Exit with code %d when chance decides any pod's fate (after printing).", ExitUncertain))
+	fl.BoolVar(&o.FailIfUncertain, "fail-if-uncertain", false, fmt.Sprintf("Exit with code %d, after printing, when some fate is not determined or rests on assumed figures.", ExitUncertain))
+}
+
+// sharedFlagNames lists the flags of every mode (and the root's --version).
+func sharedFlagNames(o *Options) map[string]bool {
+	scratch := &cobra.Command{}
+	o.addSharedFlags(scratch)
+	names := map[string]bool{"version": true}
+	scratch.Flags().VisitAll(func(f *pflag.Flag) { names[f.Name] = true })
+	return names
+}
+
+func (o *Options) addReplicasFlag(fl *pflag.FlagSet) {
+	fl.Int32Var(&o.Replicas, "replicas", 0, "The replica count to preview (required; for hpa/NAME optional: the autoscaler's next step).")
+}
+
+func (o *Options) addSteeringFlags(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&o.Spare, "spare", nil, "Pods that must survive: print the pod-deletion-cost annotations that make the controller spare them.")
 	fl.StringSliceVar(&o.Target, "target", nil, "Pods that should die: print the pod-deletion-cost annotations that make the controller pick them.")
 	fl.StringVar(&o.TargetNode, "target-node", "", "Prefer victims on this node: print the annotations that make the controller pick them.")
-	fl.StringArrayVar(&o.Assume, "assume", nil, "For node/NAME: take a signal's available value as given, e.g. memory.available=200Mi or nodefs.available=5% (repeatable).")
-	fl.BoolVar(&o.ShowVersion, "version", false, "Print the plugin's version and the supported Kubernetes rule versions (-o json or yaml for a document).")
-	o.addDesiredFlags(fl)
-	o.addWatchFlags(fl)
-	o.addPreemptionFlags(fl)
-	o.configFlags.AddFlags(c.PersistentFlags())
+}
+
+// execute completes, validates and runs, whichever command was called.
+func (o *Options) execute(c *cobra.Command, args []string) error {
+	if err := o.Complete(c, args); err != nil {
+		return err
+	}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	return o.Run(c.Context())
 }
 
 // Main runs the command with args and returns the exit code. Errors are
@@ -182,6 +218,11 @@ var errUncertain = errors.New("some pods' fates are left to chance (--fail-if-un
 // and the printer.
 func (o *Options) Complete(c *cobra.Command, args []string) error {
 	o.replicasSet = c.Flags().Changed("replicas")
+	c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Changed {
+			o.changed = append(o.changed, f.Name)
+		}
+	})
 	if err := o.validateWatch(); err != nil {
 		return err
 	}
@@ -301,8 +342,17 @@ func (o *Options) completePrinter() error {
 	return nil
 }
 
-// Validate checks the replica count and the rule version.
+// Validate checks the flags against the mode, the replica count and the
+// rule version.
 func (o *Options) Validate() error {
+	if err := o.validateMode(); err != nil {
+		return err
+	}
+	return o.validateModeFlags()
+}
+
+// validateMode checks what each mode needs, with its own words.
+func (o *Options) validateMode() error {
 	if err := o.validateWatchKind(); err != nil {
 		return err
 	}

@@ -437,12 +437,11 @@ func (o *Options) printDesired(list *prediction.List, only string) error {
 		return o.printer.PrintObj(list, o.Out)
 	}
 	if *o.PrintFlags.OutputFormat == "name" {
+		items := make([]*prediction.Prediction, len(list.Items))
 		for i := range list.Items {
-			if err := printer.Names(o.Out, &list.Items[i]); err != nil {
-				return err
-			}
+			items[i] = &list.Items[i]
 		}
-		return nil
+		return o.printNames(items...)
 	}
 	if only != "" {
 		_, err := fmt.Fprintln(o.Out, only)

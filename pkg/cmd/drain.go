@@ -48,7 +48,7 @@ func newDrainCommand(root *Options) *cobra.Command {
 	o := &DrainOptions{Options: root, GracePeriod: -1}
 	c := &cobra.Command{
 		Use:   "drain NODE [NODE...] | -l SELECTOR",
-		Short: "Predict what kubectl drain does: evictions, waits on PodDisruptionBudgets, replacements, and whether each node drains",
+		Short: "What kubectl drain does to nodes: evictions, PDB waits, replacements",
 		Long: "Predict what `kubectl drain` does with the same flags, without cordoning or evicting anything: which pods kubectl refuses, " +
 			"skips or evicts, which evictions wait on a PodDisruptionBudget and for what, where the controllers' replacements can go, " +
 			"and per node whether the drain ends (drained), never ends (blocked) or never starts (refused). Read-only. See docs/drain.md.",

@@ -95,8 +95,10 @@ func registerCompletions(c *cobra.Command, o *Options) {
 			return values, cobra.ShellCompDirectiveNoFileComp
 		}
 	}
-	_ = c.RegisterFlagCompletionFunc("output", fixed(printer.Formats))
-	_ = c.RegisterFlagCompletionFunc("kube-version", fixed(rules.Supported()))
+	for _, cmd := range append([]*cobra.Command{c}, c.Commands()...) { // each mode command has its own flags
+		_ = cmd.RegisterFlagCompletionFunc("output", fixed(printer.Formats))
+		_ = cmd.RegisterFlagCompletionFunc("kube-version", fixed(rules.Supported()))
+	}
 	_ = c.RegisterFlagCompletionFunc("namespace", func(c *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		return completion.CompGetResource(f, "namespace", toComplete), cobra.ShellCompDirectiveNoFileComp
 	})

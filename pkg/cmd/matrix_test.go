@@ -289,6 +289,25 @@ func TestBadInputMatrix(t *testing.T) {
 			return append(nodeArgs("node/worker-1")(t), "-f", writeNamed(t, "c2.json", nodeConfigz))
 		}, code: ExitBadFile, words: []string{"configz"}},
 		{name: "node files without summary", args: static("-f", nodeFilePath, "node/worker-1"), code: ExitBadFile, words: []string{"stats/summary"}},
+		// Modes (modes.go): a flag of another mode is refused, in either
+		// form, and a mode command refuses another mode's object.
+		{name: "--assume on a pod", args: static("-f", preemptFile, "pod/critical", "-n", "shop", "--assume", "memory.available=1Mi"), code: ExitUsage, words: []string{"--assume does not apply to pod/critical", "kubectl scale-preview pod --help"}},
+		{name: "--spare on a pod", args: static("-f", preemptFile, "pod/critical", "-n", "shop", "--spare", "x"), code: ExitUsage, words: []string{"--spare does not apply to pod/critical"}},
+		{name: "--scheduler-config on a Deployment", args: static(off(example, "--replicas=1", "--scheduler-config", "sched.yaml")...), code: ExitUsage, words: []string{"--scheduler-config does not apply to deployment/web", "scale-in --help"}},
+		{name: "--scheduler-config on a node", args: nodeArgs("node/worker-1", "--scheduler-config", "sched.yaml"), code: ExitUsage, words: []string{"--scheduler-config does not apply to node/worker-1"}},
+		{name: "--assume with --desired", args: desiredFile(desiredAPI("2", "api:2"), "--assume", "memory.available=1Mi"), live: true, code: ExitUsage, words: []string{"--assume does not apply to --desired"}},
+		{name: "node mode with --replicas", args: func(t *testing.T) []string {
+			return append([]string{"node"}, append(nodeArgs("worker-1")(t), "--replicas=3")...)
+		}, code: ExitUsage, words: []string{"--replicas does not apply to node/worker-1"}},
+		{name: "pod mode with --assume", args: static("pod", "critical", "-f", preemptFile, "-n", "shop", "--assume", "memory.available=1Mi"), code: ExitUsage, words: []string{"--assume does not apply to pod/critical"}},
+		{name: "scale-in mode given a node", args: func(t *testing.T) []string {
+			return append([]string{"scale-in"}, nodeArgs("node/worker-1")(t)...)
+		}, code: ExitUsage, words: []string{"node/worker-1 is not a scale-in", "kubectl scale-preview node worker-1"}},
+		{name: "watch mode given a pod", args: static("watch", "pod/critical", "-n", "shop"), live: true, code: ExitUsage, words: []string{"--watch", "pod/NAME"}},
+		{name: "node mode without a name", args: static("node"), code: ExitUsage, words: []string{`"node" has no name`}},
+		{name: "mode command with an unknown flag", args: static("job", "train", "--no-such-flag"), code: ExitUsage, words: []string{"--no-such-flag", "kubectl scale-preview job --help"}},
+		// -o name cannot say another namespace (output.md).
+		{name: "-o name with victims in another namespace", args: static("-f", preemptFile, "pod/critical", "-n", "shop", "-o", "name"), code: ExitUsage, words: []string{"namespace(s) jobs, not in shop", "jsonpath"}},
 		// Scale-ups answer at once, whatever the size.
 		{name: "scale-up to the int32 maximum", args: static(off(example, "--replicas=2147483647")...), code: ExitOK, process: true, other: true},
 		{name: "ReplicaSet scale-up to the int32 maximum", args: static("-f", example, "rs/web-7d9f8c6b5", "-n", "shop", "--replicas=2147483647"), code: ExitOK, process: true},

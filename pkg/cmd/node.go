@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
@@ -18,6 +19,10 @@ import (
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 	"github.com/scale-preview/scale-preview/pkg/source"
 )
+
+func (o *Options) addNodeFlags(fl *pflag.FlagSet) {
+	fl.StringArrayVar(&o.Assume, "assume", nil, "For node/NAME: take a signal's available value as given, e.g. memory.available=200Mi or nodefs.available=5% (repeatable).")
+}
 
 // validateNode checks the flags of a node preview: --replicas and the
 // scale-in steering flags mean nothing there; --assume is signal=value.
@@ -143,7 +148,7 @@ func (o *Options) runNode(ctx context.Context) error {
 	case o.printer != nil:
 		err = o.printer.PrintObj(pred, o.Out)
 	case *o.PrintFlags.OutputFormat == "name":
-		err = printer.EvictionNames(o.Out, pred)
+		err = o.printNames(pred)
 	default:
 		err = printer.EvictionTable(o.Out, pred, printer.TableOptions{Wide: *o.PrintFlags.OutputFormat == "wide", Width: o.width(o.Out)})
 	}

@@ -105,10 +105,16 @@ func TestNodeJSONAndName(t *testing.T) {
 	if len(doc.Eviction.Never) != 1 || doc.Eviction.Never[0].Pod != "kube-system/kube-proxy-worker-1" {
 		t.Errorf("never evicted: %+v", doc.Eviction.Never)
 	}
+	// The victims are in shop and jobs: pod/NAME cannot say which.
 	n := cliRun(t, nil, nil, append(nodeArgs("node/worker-1")(t), "-o", "name")...)
+	wantExit(t, n, ExitUsage)
+	if n.stdout != "" || !strings.Contains(n.stderr, "namespace(s) jobs, shop, not in default") {
+		t.Errorf("-o name: %q %q", n.stdout, n.stderr)
+	}
+	n = cliRun(t, nil, nil, append(nodeArgs("node/worker-1")(t), "-o", `jsonpath={range .victims[*]}{@}{"\n"}{end}`)...)
 	wantExit(t, n, ExitOK)
-	if n.stdout != "pod/cache-7d9f\npod/batch-x1\n" {
-		t.Errorf("-o name: %q", n.stdout)
+	if n.stdout != "shop/cache-7d9f\njobs/batch-x1\n" {
+		t.Errorf("jsonpath: %q", n.stdout)
 	}
 	// Scale-in documents stay without the section.
 	s := cliRun(t, nil, nil, "-f", "../../examples/web.yaml", "deploy/web", "-n", "shop", "--replicas=3", "--now", liveNowFlag, "-o", "json")

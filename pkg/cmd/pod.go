@@ -126,7 +126,7 @@ func (o *Options) runPod(ctx context.Context) error {
 	case o.printer != nil:
 		err = o.printer.PrintObj(pred, o.Out)
 	case *o.PrintFlags.OutputFormat == "name":
-		err = printer.Names(o.Out, pred)
+		err = o.printNames(pred)
 	default:
 		err = printer.PreemptionTable(o.Out, pred, o.width(o.Out))
 	}
@@ -280,9 +280,11 @@ func podPrediction(pod *corev1.Pod, res *preemption.Result, cl *source.Cluster, 
 			p.Message += fmt.Sprintf(" (%.0f%%; %d possible nodes)", 100*top.Probability, len(res.Outcomes))
 		}
 		for _, v := range top.Victims {
-			p.Victims = append(p.Victims, v.Pod.Name)
+			// namespace/name: the victims need not be in the pending pod's
+			// namespace, and a bare name reads as if they were.
+			p.Victims = append(p.Victims, v.Pod.Namespace+"/"+v.Pod.Name)
 			if v.Violates && len(v.PDBs) > 0 {
-				p.Conflicts = append(p.Conflicts, prediction.Conflict{Kind: "PodDisruptionBudget", Name: v.PDBs[0],
+				p.Conflicts = append(p.Conflicts, prediction.Conflict{Kind: "PodDisruptionBudget", Name: v.Pod.Namespace + "/" + v.PDBs[0],
 					Message: fmt.Sprintf("deleting %s/%s violates a PodDisruptionBudget (%s)", v.Pod.Namespace, v.Pod.Name, v.PDBs[0])})
 			}
 		}

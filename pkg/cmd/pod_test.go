@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,10 +40,10 @@ func dropNodes(s string) string {
 }
 
 func TestPodPreemptionOffline(t *testing.T) {
-	r := cliRun(t, nil, nil, "-f", preemptFile, "pod/critical", "-n", "shop", "-o", "name")
+	r := cliRun(t, nil, nil, "-f", preemptFile, "pod/critical", "-n", "shop", "-o", "jsonpath={.victims}")
 	wantExit(t, r, ExitOK)
-	if r.stdout != "pod/batch-x2\n" {
-		t.Errorf("victims %q, want pod/batch-x2", r.stdout)
+	if r.stdout != `["jobs/batch-x2"]` {
+		t.Errorf("victims %q, want [\"jobs/batch-x2\"]", r.stdout)
 	}
 	r = cliRun(t, nil, nil, "-f", preemptFile, "pod/critical", "-n", "shop", "-o", "json")
 	wantExit(t, r, ExitOK)
@@ -91,10 +94,10 @@ func TestPodPreemptionWarnsAboutEmptyBudget(t *testing.T) {
 // cluster-wide forbidden names the permission and exits 4.
 func TestPodPreemptionLive(t *testing.T) {
 	objs := preemptObjects(t)
-	r := cliRun(t, fake.NewClientset(objs...), nil, "pod/critical", "-n", "shop", "--kube-version", "1.37", "-o", "name")
+	r := cliRun(t, fake.NewClientset(objs...), nil, "pod/critical", "-n", "shop", "--kube-version", "1.37", "-o", "jsonpath={.victims}")
 	wantExit(t, r, ExitOK)
-	if r.stdout != "pod/batch-x2\n" {
-		t.Errorf("victims %q, want pod/batch-x2", r.stdout)
+	if r.stdout != `["jobs/batch-x2"]` {
+		t.Errorf("victims %q, want [\"jobs/batch-x2\"]", r.stdout)
 	}
 	c := fake.NewClientset(objs...)
 	c.PrependReactor("list", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
@@ -154,6 +157,106 @@ func TestPodPreemptionSchedulerConfigExtender(t *testing.T) {
 	for _, want := range []string{`"certain": false`, "extender", `"nominatedNode": "node-b"`} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("no %s in\n%s", want, r.stdout)
+		}
+	}
+}
+
+// A pending pod preempts pods of other namespaces (the scheduler ignores
+// namespaces): victims say namespace/name, and -o name, whose pod/NAME a
+// script reads in -n's namespace, refuses rather than name the wrong pods
+// (issue 35, preempt-other-namespace). In one namespace it is kubectl's form.
+func TestPodPreemptionVictimsInOtherNamespaces(t *testing.T) {
+	r := cliRun(t, nil, nil, "-f", preemptFile, "pod/critical", "-n", "shop", "-o", "name")
+	wantExit(t, r, ExitUsage)
+	if r.stdout != "" || !strings.Contains(r.stderr, "namespace(s) jobs, not in shop") || !strings.Contains(r.stderr, "jsonpath") {
+		t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	r = cliRun(t, nil, nil, "-f", preemptFile, "pod/critical", "-n", "shop", "-o", "json")
+	wantExit(t, r, ExitOK)
+	for _, want := range []string{`"victims": [
+        "jobs/batch-x2"
+    ]`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("no %s in\n%s", want, r.stdout)
+		}
+	}
+	// The schema holds it: a bare name is refused for pod/NAME.
+	bare := strings.Replace(r.stdout, `"jobs/batch-x2"`, `"batch-x2"`, 1)
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(bare))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bare == r.stdout || compileSchema(t).Validate(doc) == nil {
+		t.Error("the schema accepts a bare victim name for pod/NAME")
+	}
+	same := preemptVariant(func(s string) string { return strings.ReplaceAll(s, "namespace: jobs", "namespace: shop") })(t)
+	r = cliRun(t, nil, nil, append(same, "-o", "name")...)
+	wantExit(t, r, ExitOK)
+	if r.stdout != "pod/batch-x2\n" {
+		t.Errorf("-o name in one namespace: %q", r.stdout)
+	}
+}
+
+// The class of preempt-other-namespace, drawn at random: the running pods
+// of examples/preempt.yaml moved to random namespaces. Whatever the draw,
+// victims are the nominated outcome's pods as namespace/name, each in the
+// namespace its pod has, and -o name prints them exactly when all are in
+// the pending pod's namespace.
+func TestPodPreemptionVictimNamespacesDrawn(t *testing.T) {
+	base := mustRead(t, preemptFile)
+	lines := strings.Split(base, "\n")
+	var running []int // the running pods' namespace lines (not the PDB's, not the pending pod's)
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "namespace: shop" || strings.TrimSpace(l) == "namespace: jobs" || strings.Contains(l, "name: gpu-1, namespace: ml") {
+			running = append(running, i)
+		}
+	}
+	if len(running) != 4 {
+		t.Fatalf("examples/preempt.yaml changed: %d running pods found", len(running))
+	}
+	spaces := []string{"shop", "jobs", "ml", "default"}
+	rng := rand.New(rand.NewPCG(35, 6))
+	for draw := range 12 {
+		edited := slices.Clone(lines)
+		for _, i := range running {
+			ns := spaces[rng.IntN(len(spaces))]
+			if strings.Contains(edited[i], "gpu-1") {
+				edited[i] = strings.Replace(edited[i], "namespace: ml", "namespace: "+ns, 1)
+			} else {
+				edited[i] = strings.Replace(strings.Replace(edited[i], "shop", ns, 1), "jobs", ns, 1)
+			}
+		}
+		args := []string{"-f", writeFile(t, strings.Join(edited, "\n")), "pod/critical", "-n", "shop"}
+		r := cliRun(t, nil, nil, append(args, "-o", "json")...)
+		wantExit(t, r, ExitOK)
+		var doc struct {
+			Victims    []string `json:"victims"`
+			Preemption struct {
+				Outcomes []struct {
+					Victims []struct{ Namespace, Name string } `json:"victims"`
+				} `json:"outcomes"`
+			} `json:"preemption"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		inShop := true
+		if len(doc.Preemption.Outcomes) > 0 {
+			for _, v := range doc.Preemption.Outcomes[0].Victims {
+				want = append(want, v.Namespace+"/"+v.Name)
+				inShop = inShop && v.Namespace == "shop"
+				if !strings.Contains(strings.Join(edited, "\n"), "name: "+v.Name+"\n    namespace: "+v.Namespace) {
+					t.Errorf("draw %d: victim %s/%s is not in that namespace in the input", draw, v.Namespace, v.Name)
+				}
+			}
+		}
+		if !slices.Equal(doc.Victims, want) || len(want) == 0 {
+			t.Errorf("draw %d: victims %v, want the outcome's %v", draw, doc.Victims, want)
+		}
+		n := cliRun(t, nil, nil, append(args, "-o", "name")...)
+		if inShop != (n.code == ExitOK) || (n.code != ExitOK && n.code != ExitUsage) {
+			t.Errorf("draw %d: victims %v, -o name exit %d", draw, doc.Victims, n.code)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 
 	"github.com/scale-preview/scale-preview/pkg/complete"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
@@ -83,7 +84,7 @@ func (o *Options) print(pred *prediction.Prediction) error {
 	}
 	switch *o.PrintFlags.OutputFormat {
 	case "name":
-		return printer.Names(o.Out, pred)
+		return o.printNames(pred)
 	case "wide":
 		return printer.Table(o.Out, pred, printer.TableOptions{Wide: true, Width: o.width(o.Out)})
 	}
@@ -139,4 +140,19 @@ func (o *Options) liveRules(ctx context.Context) (prediction.RulesInfo, error) {
 	}
 	o.detected = &info
 	return info, nil
+}
+
+// printNames prints -o name: kubectl's pod/NAME, when every victim is in
+// the namespace the command ran in. Otherwise the form would name pods in
+// the wrong namespace: refused, with what to use instead.
+func (o *Options) printNames(preds ...*prediction.Prediction) error {
+	err := printer.Names(o.Out, o.ref.Namespace, preds...)
+	var ne *printer.NamespaceError
+	if !errors.As(err, &ne) {
+		return err
+	}
+	if o.Desired {
+		return withCode(ExitUsage, "%v: read each item's target.namespace with its victims from -o json, or preview one namespace at a time with -n", err)
+	}
+	return withCode(ExitUsage, "%v: use -o jsonpath='{range .victims[*]}{@}{\"\\n\"}{end}', which prints namespace/name", err)
 }

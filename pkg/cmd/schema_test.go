@@ -3,7 +3,10 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,34 +129,137 @@ func TestSchemaIsStrict(t *testing.T) {
 	}
 }
 
-// Every field of the schema is documented in docs/output.md.
-func TestOutputDocCoversSchema(t *testing.T) {
+// docs/output.md has a section per schema object (a heading naming it in
+// backquotes, e.g. ### `eviction`, or ### The document (`ScalePreview`)
+// for a file's top level) whose field table lists exactly the object's
+// fields, each marked "Always" exactly when the schema requires it: every
+// schema file under docs/schema, every object in it, and no field table
+// under a heading that names no object or the wrong one.
+func TestOutputDocMatchesSchemaObjects(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/output.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(schemaPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s struct {
-		Properties map[string]any `json:"properties"`
-		Defs       map[string]struct {
-			Properties map[string]any `json:"properties"`
-		} `json:"$defs"`
-	}
-	if err := json.Unmarshal(data, &s); err != nil {
-		t.Fatal(err)
-	}
-	fields := s.Properties
-	for _, d := range s.Defs {
-		for k, v := range d.Properties {
-			fields[k] = v
+	sections := docSections(t, string(doc))
+	objects := schemaObjects(t)
+	for name, fields := range objects {
+		got, ok := sections[name]
+		if !ok {
+			t.Errorf("docs/output.md has no section for the schema object %q (a heading with `%s` and its field table)", name, name)
+			continue
+		}
+		for f, required := range fields {
+			always, ok := got[f]
+			switch {
+			case !ok:
+				t.Errorf("docs/output.md: the section of %q lacks its field %q", name, f)
+			case always != required:
+				t.Errorf("docs/output.md: %s.%s: Always says %v, the schema's required says %v", name, f, always, required)
+			}
+		}
+		for f := range got {
+			if _, ok := fields[f]; !ok {
+				t.Errorf("docs/output.md: the section of %q lists %q, which the schema's %q does not have", name, f, name)
+			}
 		}
 	}
-	for k := range fields {
-		if !strings.Contains(string(doc), "| `"+k+"` |") {
-			t.Errorf("docs/output.md does not document the field %q", k)
+	for name := range sections {
+		if _, ok := objects[name]; !ok {
+			t.Errorf("docs/output.md has a field table under %q, which no schema object is called", name)
 		}
 	}
+}
+
+// docSections reads the JSON part of docs/output.md: for each heading
+// that names an object in backquotes, the fields of its "| Field |" table
+// and whether its Always column says yes.
+func docSections(t *testing.T, doc string) map[string]map[string]bool {
+	t.Helper()
+	_, json, ok := strings.Cut(doc, "\n## The JSON document")
+	if !ok {
+		t.Fatal("docs/output.md has no section \"## The JSON document\"")
+	}
+	out := map[string]map[string]bool{}
+	current, inTable := "", false
+	for _, line := range strings.Split(json, "\n") {
+		switch {
+		case strings.HasPrefix(line, "#"):
+			current, inTable = firstCode(line), false
+			if _, dup := out[current]; dup && current != "" {
+				t.Errorf("docs/output.md: two sections for %q", current)
+			}
+		case strings.HasPrefix(line, "| Field |"):
+			if current == "" {
+				t.Errorf("docs/output.md: a field table under a heading that names no object: %q", line)
+			}
+			inTable = true
+			out[current] = map[string]bool{}
+		case inTable && strings.HasPrefix(line, "| `"):
+			cells := strings.Split(line, " | ")
+			out[current][firstCode(line)] = len(cells) > 2 && cells[2] == "yes"
+		case !strings.HasPrefix(line, "|"):
+			inTable = false
+		}
+	}
+	return out
+}
+
+// firstCode is the first `backquoted` text of line, or "".
+func firstCode(line string) string {
+	_, rest, ok := strings.Cut(line, "`")
+	if !ok {
+		return ""
+	}
+	code, _, _ := strings.Cut(rest, "`")
+	return code
+}
+
+// schemaObjects reads every schema file: its top level under the kind it
+// describes, and each object of $defs under its name, with their fields
+// and whether each is required.
+func schemaObjects(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob("../../docs/schema/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no schema files: %v", err)
+	}
+	type object struct {
+		Properties map[string]struct {
+			Const any `json:"const"`
+		} `json:"properties"`
+		Required []string          `json:"required"`
+		Defs     map[string]object `json:"$defs"`
+	}
+	out := map[string]map[string]bool{}
+	add := func(file, name string, o object) {
+		fields := map[string]bool{}
+		for f := range o.Properties {
+			fields[f] = slices.Contains(o.Required, f)
+		}
+		if had, ok := out[name]; ok && !maps.Equal(had, fields) {
+			t.Errorf("%s: two objects called %q with different fields", file, name)
+		}
+		out[name] = fields
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var top object
+		if err := json.Unmarshal(data, &top); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		kind, _ := top.Properties["kind"].Const.(string)
+		if kind == "" {
+			t.Fatalf("%s: the top level has no const kind to name its section", f)
+		}
+		add(f, kind, top)
+		for name, d := range top.Defs {
+			if len(d.Properties) > 0 {
+				add(f, name, d)
+			}
+		}
+	}
+	return out
 }

@@ -37,7 +37,8 @@ type Prediction struct {
 	// Message is one sentence summary, e.g. "scale-up: no pod would be deleted".
 	Message string `json:"message"`
 	// Victims are the pods deleted, in deletion order; the most likely
-	// outcome where chance decides.
+	// outcome where chance decides. Names in the target's namespace for a
+	// scale-in; namespace/name where they can span namespaces (node, pod).
 	Victims []string `json:"victims"`
 	// Certain is true when every pod's fate is determined.
 	Certain    bool             `json:"certain"`

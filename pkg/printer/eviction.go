@@ -244,18 +244,6 @@ func writeGrid(w io.Writer, t grid, cutAfter int, cut string) error {
 	return err
 }
 
-// EvictionNames prints the victims as pod/NAME in eviction order (the
-// namespace is in the JSON's victims).
-func EvictionNames(w io.Writer, p *prediction.Prediction) error {
-	for _, v := range p.Victims {
-		_, name, _ := strings.Cut(v, "/")
-		if _, err := fmt.Fprintf(w, "pod/%s\n", name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // fitLastColumn moves last-column texts that would run past width into a
 // numbered legend, leaving [n] in the row.
 func fitLastColumn(t *grid, width int) []string {

@@ -7,6 +7,8 @@ package printer
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -46,14 +48,50 @@ func (o TableOptions) width() int {
 
 func (o TableOptions) compact() bool { return !o.Wide && o.Width > 0 && o.Width < CompactBelow }
 
-// Names prints the victims as pod/NAME, one a line, in deletion order.
-func Names(w io.Writer, p *prediction.Prediction) error {
-	for _, v := range p.Victims {
-		if _, err := fmt.Fprintf(w, "pod/%s\n", v); err != nil {
-			return err
+// Names prints the victims as kubectl's pod/NAME, one a line, in deletion
+// order. That form has no namespace: a script reads it in the namespace it
+// runs kubectl in. So every victim must be in ns, the namespace the command
+// ran in (-n, else the context's); otherwise Names prints nothing and
+// returns a *NamespaceError. A victim is "namespace/name" where the mode's
+// victims span namespaces (node/NAME, pod/NAME), else a name in the
+// target's namespace.
+func Names(w io.Writer, ns string, preds ...*prediction.Prediction) error {
+	var lines strings.Builder
+	other := map[string]bool{}
+	for _, p := range preds {
+		for _, v := range p.Victims {
+			vns, name := VictimNamespace(p, v)
+			if vns != ns {
+				other[vns] = true
+			}
+			fmt.Fprintf(&lines, "pod/%s\n", name)
 		}
 	}
-	return nil
+	if len(other) > 0 {
+		return &NamespaceError{Namespace: ns, Others: slices.Sorted(maps.Keys(other))}
+	}
+	_, err := io.WriteString(w, lines.String())
+	return err
+}
+
+// VictimNamespace splits a victim of p into its namespace and name.
+func VictimNamespace(p *prediction.Prediction, victim string) (namespace, name string) {
+	if ns, name, ok := strings.Cut(victim, "/"); ok {
+		return ns, name
+	}
+	return p.Target.Namespace, victim
+}
+
+// NamespaceError: some victims are outside the namespace the command ran
+// in, which pod/NAME cannot say.
+type NamespaceError struct {
+	Namespace string   // the command's
+	Others    []string // the victims' namespaces that differ
+}
+
+func (e *NamespaceError) Error() string {
+	return fmt.Sprintf("-o name prints kubectl's pod/NAME, which has no namespace, and some victims are in namespace(s) %s, not in %s",
+		strings.Join(e.Others, ", "), e.Namespace)
 }
 
 // Table prints the header lines, the pods in deletion order with a cut

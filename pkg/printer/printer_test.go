@@ -2,6 +2,7 @@ package printer
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -182,12 +183,30 @@ func TestTableDeploymentSplitStepsAndCreates(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
+	p := openPrediction()
 	var buf bytes.Buffer
-	if err := Names(&buf, openPrediction()); err != nil {
+	if err := Names(&buf, p.Target.Namespace, p); err != nil {
 		t.Fatal(err)
 	}
 	if buf.String() != "pod/a\npod/b\n" {
 		t.Errorf("-o name printed %q", buf.String())
+	}
+}
+
+// pod/NAME has no namespace: victims outside the command's namespace are
+// refused whole, never printed as if they were in it.
+func TestNamesAcrossNamespaces(t *testing.T) {
+	p := &prediction.Prediction{Target: prediction.Target{Kind: "Pod", Namespace: "team-a", Name: "scoring"},
+		Victims: []string{"team-a/x", "default/api-1"}}
+	var buf bytes.Buffer
+	err := Names(&buf, "team-a", p)
+	var ne *NamespaceError
+	if !errors.As(err, &ne) || len(ne.Others) != 1 || ne.Others[0] != "default" || buf.Len() != 0 {
+		t.Fatalf("err %v, printed %q", err, buf.String())
+	}
+	p.Victims = []string{"team-a/x", "team-a/y"}
+	if err := Names(&buf, "team-a", p); err != nil || buf.String() != "pod/x\npod/y\n" {
+		t.Errorf("err %v, printed %q", err, buf.String())
 	}
 }
 

@@ -52,6 +52,9 @@ type preemptRunning struct {
 	labels                 map[string]string
 	// avoid: required anti-affinity (per node) against pods with these labels.
 	avoid map[string]string
+	// elsewhere: the pod is in the scenario's other namespace, not the
+	// pending pod's (the scheduler preempts in any namespace).
+	elsewhere bool
 }
 
 // preemptScenario: plain Node objects (name suffix -> allocatable cpu),
@@ -158,9 +161,25 @@ var preemptScenarios = []preemptScenario{
 		wantNode: "a", wantVictims: []string{"shy"}, wantEligible: true,
 		why: "an existing pod's anti-affinity blocks the node until it is preempted",
 	},
+	{
+		// The victims are in another namespace than the pending pod, and a
+		// pod of that name also in the pending pod's (issue 35,
+		// preempt-other-namespace): victims must say namespace/name.
+		name:  "other-namespace",
+		nodes: map[string]string{"a": "2", "b": "2"},
+		running: []preemptRunning{
+			{name: "api-1", node: "a", class: "preempt-e2e-low", cpu: "800m", startedAgo: time.Hour, elsewhere: true},
+			{name: "api-2", node: "a", class: "preempt-e2e-low", cpu: "800m", startedAgo: 30 * time.Minute, elsewhere: true},
+			{name: "api-1", node: "b", class: "preempt-e2e-mid", cpu: "1600m", startedAgo: time.Hour},
+		},
+		pendingClass: "preempt-e2e-high", pendingCPU: "1500m",
+		wantNode: "a", wantVictims: []string{"api-1", "api-2"}, wantEligible: true,
+		why: "victims in another namespace; lowest highest-victim priority",
+	},
 }
 
 func (s preemptScenario) ns() string                   { return "preempt-e2e-" + s.name }
+func (s preemptScenario) otherNS() string              { return s.ns() + "-x" }
 func (s preemptScenario) nodeName(short string) string { return "preempt-e2e-" + s.name + "-" + short }
 
 // preemptPendingName is the pending high-priority pod of every scenario.
@@ -216,6 +235,16 @@ func TestPreemptE2E(t *testing.T) {
 		return strings.Contains(w, preemptSchedulerName)
 	}) {
 		t.Errorf("without --scheduler-config: certain %v, warnings %q; want uncertain, naming schedulerName %q", p.Certain, p.Warnings, preemptSchedulerName)
+	}
+	// -o name prints kubectl's pod/NAME, which cannot say that the victims
+	// are in another namespace than -n's: refused, nothing printed.
+	if i := slices.IndexFunc(preemptScenarios, func(s preemptScenario) bool { return s.name == "other-namespace" }); i >= 0 {
+		s := preemptScenarios[i]
+		run, err := runPlugin(ctx, env.pluginPath, "pod/"+preemptPendingName, "-n", s.ns(), "--scheduler-config", cfgPath,
+			"--kubeconfig", env.cp.viewerKubeconfig, "-o", "name")
+		if err != nil || run.exitCode != 2 || run.stdout != "" || !strings.Contains(run.stderr, s.otherNS()) {
+			t.Errorf("other-namespace -o name: want exit 2 naming %s and no output: %v %s", s.otherNS(), err, run)
+		}
 	}
 	// The manifest pods are created now, after their offline prediction.
 	for _, s := range preemptScenarios {
@@ -281,6 +310,11 @@ func preemptSetUp(ctx context.Context, s preemptScenario) error {
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns()}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
+	if slices.ContainsFunc(s.running, func(r preemptRunning) bool { return r.elsewhere }) {
+		if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.otherNS()}}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
 	for short, cpu := range s.nodes {
 		if err := preemptCreateNode(ctx, s, s.nodeName(short), cpu); err != nil {
 			return fmt.Errorf("node %s: %w", short, err)
@@ -288,14 +322,14 @@ func preemptSetUp(ctx context.Context, s preemptScenario) error {
 	}
 	now := time.Now()
 	for _, r := range s.running {
-		pod := preemptPod(s.ns(), r.name, r.class, r.cpu, r.labels)
+		pod := preemptPod(s.runningNS(r), r.name, r.class, r.cpu, r.labels)
 		pod.Spec.NodeName = s.nodeName(r.node)
 		if r.avoid != nil {
 			pod.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 					LabelSelector: &metav1.LabelSelector{MatchLabels: r.avoid}, TopologyKey: corev1.LabelHostname}}}}
 		}
-		created, err := c.CoreV1().Pods(s.ns()).Create(ctx, pod, metav1.CreateOptions{})
+		created, err := c.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 		if err != nil {
 			return err
 		}
@@ -310,7 +344,7 @@ func preemptSetUp(ctx context.Context, s preemptScenario) error {
 			ContainerStatuses: []corev1.ContainerStatus{{Name: appContainer, Image: created.Spec.Containers[0].Image, Ready: true,
 				Started: ptrTo(true), State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
 		}
-		if _, err := c.CoreV1().Pods(s.ns()).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		if _, err := c.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 			return err
 		}
 	}
@@ -466,8 +500,8 @@ func preemptCreateNode(ctx context.Context, s preemptScenario, name, cpu string)
 // preemptObserved is what the scheduler did to a scenario.
 type preemptObserved struct {
 	nominated   string
-	deleted     []string // sorted names of pods with a deletionTimestamp
-	preempted   []string // sorted names with DisruptionTarget PreemptionByScheduler
+	deleted     []string // sorted namespace/name of pods with a deletionTimestamp
+	preempted   []string // sorted namespace/name with DisruptionTarget PreemptionByScheduler
 	unscheduled string   // the PodScheduled=False message
 }
 
@@ -478,13 +512,16 @@ func preemptObserve(ctx context.Context, s preemptScenario, wantDeleted int) (pr
 	c := env.cp.admin
 	var o preemptObserved
 	read := func() error {
-		pods, err := c.CoreV1().Pods(s.ns()).List(ctx, metav1.ListOptions{})
+		pods, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}
 		o = preemptObserved{}
 		for _, p := range pods.Items {
-			if p.Name == preemptPendingName {
+			if p.Namespace != s.ns() && p.Namespace != s.otherNS() {
+				continue
+			}
+			if p.Name == preemptPendingName && p.Namespace == s.ns() {
 				o.nominated = p.Status.NominatedNodeName
 				for _, cond := range p.Status.Conditions {
 					if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
@@ -497,11 +534,11 @@ func preemptObserve(ctx context.Context, s preemptScenario, wantDeleted int) (pr
 				continue
 			}
 			if p.DeletionTimestamp != nil {
-				o.deleted = append(o.deleted, p.Name)
+				o.deleted = append(o.deleted, p.Namespace+"/"+p.Name)
 			}
 			for _, cond := range p.Status.Conditions {
 				if cond.Type == corev1.DisruptionTarget && cond.Status == corev1.ConditionTrue && cond.Reason == "PreemptionByScheduler" {
-					o.preempted = append(o.preempted, p.Name)
+					o.preempted = append(o.preempted, p.Namespace+"/"+p.Name)
 				}
 			}
 		}
@@ -563,11 +600,23 @@ func preemptWantNode(s preemptScenario) string {
 	return s.nodeName(s.wantNode)
 }
 
+// preemptWantVictims: namespace/name, as the plugin's victims say them;
+// a victim is the one running pod of its name on the wanted node.
 func preemptWantVictims(s preemptScenario) []string {
-	if s.wantVictims == nil {
-		return []string{}
+	out := []string{}
+	for _, v := range s.wantVictims {
+		i := slices.IndexFunc(s.running, func(r preemptRunning) bool { return r.name == v && r.node == s.wantNode })
+		out = append(out, s.runningNS(s.running[i])+"/"+v)
 	}
-	return s.wantVictims
+	slices.Sort(out)
+	return out
+}
+
+func (s preemptScenario) runningNS(r preemptRunning) string {
+	if r.elsewhere {
+		return s.otherNS()
+	}
+	return s.ns()
 }
 
 // preemptCleanup deletes what would change later tests: the nodes (the
