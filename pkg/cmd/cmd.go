@@ -63,6 +63,8 @@ type Options struct {
 	detected    *prediction.RulesInfo    // the live rules' version, once decided
 
 	desiredOptions // --desired (desired.go)
+
+	kubelet kubeletFlags // node/NAME: the direct path (kubelet_flags.go)
 }
 
 // NewOptions returns Options with kubectl's standard config and print flags.
@@ -134,6 +136,7 @@ func (o *Options) addFlags(c *cobra.Command) {
 	o.addDesiredFlags(fl)
 	o.addWatchFlags(fl)
 	o.addPreemptionFlags(fl)
+	o.addKubeletFlags(fl)
 	o.configFlags.AddFlags(c.PersistentFlags())
 }
 
@@ -302,6 +305,9 @@ func (o *Options) completePrinter() error {
 
 // Validate checks the replica count and the rule version.
 func (o *Options) Validate() error {
+	if err := o.validateKubeletFlags(); err != nil {
+		return err
+	}
 	if err := o.validateWatchKind(); err != nil {
 		return err
 	}

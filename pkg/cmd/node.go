@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -124,6 +125,7 @@ func (o *Options) runNode(ctx context.Context) error {
 	}
 	res.Assumed = append(res.Assumed, assumedSummary...)
 	res.Assumed = append(res.Assumed, snap.Kubelet.Unavailable...)
+	res.KubeletReads = kubeletReads(snap, o.offline())
 	pred := &prediction.Prediction{
 		Target:        prediction.Target{Kind: snapshot.Node, Name: node.Name},
 		ReferenceTime: o.now,
@@ -166,7 +168,8 @@ func nodeMessage(r *eviction.Result) string {
 	return fmt.Sprintf("the kubelet would evict %d pod(s) from node %s (%s)", r.Cut, r.Node, r.Signal)
 }
 
-// loadNode reads the files, or the cluster through the node proxy.
+// loadNode reads the files, or the cluster (the kubelet directly, or
+// through the node proxy).
 func (o *Options) loadNode(ctx context.Context) (*snapshot.Snapshot, error) {
 	if o.offline() {
 		return source.ReadNodeFiles(o.files, o.In)
@@ -174,7 +177,11 @@ func (o *Options) loadNode(ctx context.Context) (*snapshot.Snapshot, error) {
 	if err := o.connect(); err != nil {
 		return nil, err
 	}
-	return (&source.Live{Client: o.client}).LoadNode(ctx, o.ref.Name)
+	snap, err := (&source.Live{Client: o.client, Kubelet: o.kubeletAccess()}).LoadNode(ctx, o.ref.Name)
+	if err == nil && slices.ContainsFunc(snap.Kubelet.Reads, func(r snapshot.KubeletRead) bool { return r.InsecureTLS }) {
+		fmt.Fprintln(o.ErrOut, "Warning: --kubelet-insecure-tls: the kubelet's serving certificate did not verify, and your credentials were sent to it anyway")
+	}
+	return snap, err
 }
 
 // kubeletConfig decodes the one configz given (none: the defaults, assumed)
@@ -225,4 +232,17 @@ func (o *Options) nodeSummary(snap *snapshot.Snapshot, node *corev1.Node) (*stat
 		}
 	}
 	return s, assumed, nil
+}
+
+// kubeletReads says where the summary and configz came from: live, as
+// read; offline, the files (a missing configz: the defaults, "none").
+func kubeletReads(snap *snapshot.Snapshot, offline bool) []snapshot.KubeletRead {
+	if !offline {
+		return snap.Kubelet.Reads
+	}
+	reads := []snapshot.KubeletRead{{Document: "stats/summary", Path: source.PathFile}, {Document: "configz", Path: source.PathFile}}
+	if len(snap.Kubelet.Configs) == 0 {
+		reads[1].Path = source.PathNone
+	}
+	return reads
 }
