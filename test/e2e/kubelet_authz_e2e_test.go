@@ -32,6 +32,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -39,6 +40,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/configz"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
@@ -65,9 +67,10 @@ func (r *kubeletRecorder) setRun(run string) { r.mu.Lock(); r.run = run; r.mu.Un
 
 func (r *kubeletRecorder) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		// Before the kubelet's filter, which deletes a token it accepted.
+		cred := req.Header.Get("Authorization") != "" || (req.TLS != nil && len(req.TLS.PeerCertificates) > 0)
 		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 		next.ServeHTTP(sw, req)
-		cred := req.Header.Get("Authorization") != "" || (req.TLS != nil && len(req.TLS.PeerCertificates) > 0)
 		r.mu.Lock()
 		r.hits = append(r.hits, kubeletHit{Run: r.run, Path: req.URL.Path, Credential: cred, Code: sw.code})
 		r.mu.Unlock()
@@ -112,7 +115,10 @@ func (f fakeSummary) GetCPUAndMemoryStats(ctx context.Context) (*statsapi.Summar
 // with encoding/json).
 type rawConfig struct{ json.RawMessage }
 
-func (rawConfig) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+// GetObjectKind is the kubelet's (configz refuses an object without one).
+func (rawConfig) GetObjectKind() schema.ObjectKind {
+	return &metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"}
+}
 func (c rawConfig) DeepCopyObject() runtime.Object {
 	return rawConfig{slices.Clone(c.RawMessage)}
 }
@@ -212,6 +218,7 @@ func startRealKubelet(ctx context.Context, client kubernetes.Interface, nodeName
 		CacheTTL:                           0,
 		ClientCertificateCAContentProvider: clientCA,
 		TokenAccessReviewClient:            client.AuthenticationV1(),
+		WebhookRetryBackoff:                genericoptions.DefaultAuthWebhookRetryBackoff(),
 	}.New()
 	if err != nil {
 		return err
@@ -220,6 +227,7 @@ func startRealKubelet(ctx context.Context, client kubernetes.Interface, nodeName
 		SubjectAccessReviewClient: client.AuthorizationV1(),
 		// No cache: each run is authorized afresh.
 		AllowCacheTTL: 0, DenyCacheTTL: 0,
+		WebhookRetryBackoff: genericoptions.DefaultAuthWebhookRetryBackoff(),
 	}.New()
 	if err != nil {
 		return err
