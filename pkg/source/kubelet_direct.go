@@ -1,6 +1,7 @@
 package source
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -36,7 +37,7 @@ type KubeletAccess struct {
 	InsecureTLS bool
 	// AddressTypes in order of preference; nil: the API server's default.
 	AddressTypes []corev1.NodeAddressType
-	// Timeout bounds each direct request; 0: 10s.
+	// Timeout bounds each direct request; 0: Config's (--request-timeout), else 10s.
 	Timeout time.Duration
 }
 
@@ -111,6 +112,9 @@ type directKubelet struct {
 	// insecure (built on first need) skips verification.
 	verified, insecure *http.Client
 	warned             bool
+	// down is a failure below HTTP (unreachable, a certificate that does
+	// not verify): the next document fails the same way without a retry.
+	down error
 }
 
 func (a *KubeletAccess) client(endpoint string, insecure bool) (*http.Client, error) {
@@ -130,7 +134,7 @@ func (a *KubeletAccess) client(endpoint string, insecure bool) (*http.Client, er
 	}
 	timeout := a.Timeout
 	if timeout == 0 {
-		timeout = 10 * time.Second
+		timeout = cmp.Or(a.Config.Timeout, 10*time.Second) // --request-timeout
 	}
 	return &http.Client{Transport: rt, Timeout: timeout}, nil
 }
@@ -178,6 +182,18 @@ func firstLine(s string) string {
 // unverified. A certificate that does not verify gets no credentials (the
 // handshake fails before any are sent) unless InsecureTLS.
 func (d *directKubelet) read(ctx context.Context, doc kubeletDoc) (data []byte, insecure bool, err error) {
+	if d.down != nil {
+		return nil, false, d.down
+	}
+	data, insecure, err = d.readOnce(ctx, doc)
+	var se *kubeletStatusError
+	if err != nil && !errors.As(err, &se) && ctx.Err() == nil {
+		d.down = err
+	}
+	return data, insecure, err
+}
+
+func (d *directKubelet) readOnce(ctx context.Context, doc kubeletDoc) (data []byte, insecure bool, err error) {
 	url := "https://" + d.endpoint + "/" + doc.path
 	if d.verified == nil {
 		if d.verified, err = d.access.client(d.endpoint, false); err != nil {
