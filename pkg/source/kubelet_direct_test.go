@@ -99,9 +99,6 @@ func newFakeKubelet(t *testing.T, forbid string) *fakeKubelet {
 		if r.Header.Get("Authorization") == "Bearer "+testToken {
 			k.tokens.Add(1)
 		}
-		if len(r.TLS.PeerCertificates) > 0 {
-			k.clientCerts.Add(1)
-		}
 		switch {
 		case forbid != "" && r.URL.Path == forbid:
 			http.Error(w, "Forbidden (user=u, verb=get, resource=nodes, subresource(s)=[stats])", http.StatusForbidden)
@@ -113,8 +110,15 @@ func newFakeKubelet(t *testing.T, forbid string) *fakeKubelet {
 			http.NotFound(w, r)
 		}
 	}))
-	// The handshake records any client certificate offered.
-	k.srv.TLS = &tls.Config{ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12}
+	// The handshake records any client certificate offered, even on a
+	// connection that then fails.
+	k.srv.TLS = &tls.Config{ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12,
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if len(raw) > 0 {
+				k.clientCerts.Add(1)
+			}
+			return nil
+		}}
 	k.srv.StartTLS()
 	t.Cleanup(k.srv.Close)
 	return k
