@@ -70,6 +70,7 @@ type Options struct {
 	changed   []string                   // the flags given, but kubectl's connection flags
 	shared    map[string]bool            // the flags of every mode
 	modeFlags map[string]map[string]bool // each mode's own flags (modes.go)
+	kubelet   kubeletFlags               // node/NAME: the direct path (kubelet_flags.go)
 }
 
 // NewOptions returns Options with kubectl's standard config and print flags.
@@ -353,6 +354,9 @@ func (o *Options) Validate() error {
 
 // validateMode checks what each mode needs, with its own words.
 func (o *Options) validateMode() error {
+	if err := o.validateKubeletFlags(); err != nil {
+		return err
+	}
 	if err := o.validateWatchKind(); err != nil {
 		return err
 	}

@@ -283,6 +283,10 @@ func TestBadInputMatrix(t *testing.T) {
 		{name: "--assume without value", args: nodeArgs("node/worker-1", "--assume", "memory.available"), code: ExitUsage, words: []string{"SIGNAL=VALUE"}},
 		{name: "--assume not a quantity", args: nodeArgs("node/worker-1", "--assume", "memory.available=lots"), code: ExitUsage, words: []string{"lots"}},
 		{name: "--replicas on a node", args: nodeArgs("node/worker-1", "--replicas=3"), code: ExitUsage, words: []string{"--replicas"}},
+		{name: "--kubelet-insecure-tls offline", args: nodeArgs("node/worker-1", "--kubelet-insecure-tls"), code: ExitUsage, words: []string{"--kubelet-*", "live"}},
+		{name: "--kubelet-certificate-authority not for a scale-in", args: static("-f", "../../examples/web.yaml", "deploy/web", "-n", "shop", "--replicas", "3", "--kubelet-certificate-authority", "ca.crt"), code: ExitUsage, words: []string{"node/NAME only"}},
+		{name: "unknown --kubelet-preferred-address-types", args: static("node/worker-1", "--kubelet-preferred-address-types", "InternalIP,Private"), code: ExitUsage, words: []string{"Private"}},
+		{name: "--kubelet-certificate-authority without a certificate", args: static("node/worker-1", "--kubelet-certificate-authority", "../../examples/web.yaml"), code: ExitUsage, words: []string{"--kubelet-certificate-authority"}},
 		{name: "summary older than --now", args: nodeArgs("node/worker-1", "--now", "2026-01-01T01:00:00Z", "--fail-if-uncertain"), code: ExitUncertain, words: []string{"incomplete"}},
 		{name: "pods missing from the summary", args: nodeFiles(t, nodeFile, nodeSummaryNoPods, nodeConfigz, "--fail-if-uncertain"), code: ExitUncertain, words: []string{"missing from the summary"}},
 		{name: "two configz documents", args: func(t *testing.T) []string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -22,6 +23,7 @@ import (
 
 func (o *Options) addNodeFlags(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&o.Assume, "assume", nil, "For node/NAME: take a signal's available value as given, e.g. memory.available=200Mi or nodefs.available=5% (repeatable).")
+	o.addKubeletFlags(fl)
 }
 
 // validateNode checks the flags of a node preview: --replicas and the
@@ -129,6 +131,7 @@ func (o *Options) runNode(ctx context.Context) error {
 	}
 	res.Assumed = append(res.Assumed, assumedSummary...)
 	res.Assumed = append(res.Assumed, snap.Kubelet.Unavailable...)
+	res.KubeletReads = kubeletReads(snap, o.offline())
 	pred := &prediction.Prediction{
 		Target:        prediction.Target{Kind: snapshot.Node, Name: node.Name},
 		ReferenceTime: o.now,
@@ -171,7 +174,8 @@ func nodeMessage(r *eviction.Result) string {
 	return fmt.Sprintf("the kubelet would evict %d pod(s) from node %s (%s)", r.Cut, r.Node, r.Signal)
 }
 
-// loadNode reads the files, or the cluster through the node proxy.
+// loadNode reads the files, or the cluster (the kubelet directly, or
+// through the node proxy).
 func (o *Options) loadNode(ctx context.Context) (*snapshot.Snapshot, error) {
 	if o.offline() {
 		return source.ReadNodeFiles(o.files, o.In)
@@ -179,7 +183,11 @@ func (o *Options) loadNode(ctx context.Context) (*snapshot.Snapshot, error) {
 	if err := o.connect(); err != nil {
 		return nil, err
 	}
-	return (&source.Live{Client: o.client}).LoadNode(ctx, o.ref.Name)
+	snap, err := (&source.Live{Client: o.client, Kubelet: o.kubeletAccess()}).LoadNode(ctx, o.ref.Name)
+	if err == nil && slices.ContainsFunc(snap.Kubelet.Reads, func(r snapshot.KubeletRead) bool { return r.InsecureTLS }) {
+		fmt.Fprintln(o.ErrOut, "Warning: --kubelet-insecure-tls: the kubelet's serving certificate did not verify, and your credentials were sent to it anyway")
+	}
+	return snap, err
 }
 
 // kubeletConfig decodes the one configz given (none: the defaults, assumed)
@@ -230,4 +238,17 @@ func (o *Options) nodeSummary(snap *snapshot.Snapshot, node *corev1.Node) (*stat
 		}
 	}
 	return s, assumed, nil
+}
+
+// kubeletReads says where the summary and configz came from: live, as
+// read; offline, the files (a missing configz: the defaults, "none").
+func kubeletReads(snap *snapshot.Snapshot, offline bool) []snapshot.KubeletRead {
+	if !offline {
+		return snap.Kubelet.Reads
+	}
+	reads := []snapshot.KubeletRead{{Document: "stats/summary", Path: source.PathFile}, {Document: "configz", Path: source.PathFile}}
+	if len(snap.Kubelet.Configs) == 0 {
+		reads[1].Path = source.PathNone
+	}
+	return reads
 }

@@ -180,12 +180,18 @@ func TestNodeLive(t *testing.T) {
 	if err := json.Unmarshal([]byte(live.stdout), &b); err != nil {
 		t.Fatalf("%v: %s", err, live.stdout)
 	}
+	// The node has no address: no direct read, the node proxy serves both.
+	if got := fmt.Sprint(b["eviction"].(map[string]any)["kubeletReads"]); got != "[map[document:stats/summary path:node-proxy] map[document:configz path:node-proxy]]" {
+		t.Errorf("live kubeletReads: %s", got)
+	}
+	delete(a["eviction"].(map[string]any), "kubeletReads")
+	delete(b["eviction"].(map[string]any), "kubeletReads")
 	if fmt.Sprint(a["eviction"]) != fmt.Sprint(b["eviction"]) || fmt.Sprint(a["victims"]) != fmt.Sprint(b["victims"]) {
 		t.Errorf("live and offline differ:\n%v\n%v", a["eviction"], b["eviction"])
 	}
 	denied := nodeAPI(t, true).run(true, "node/worker-1", "--now", nodeNow, "--fail-if-uncertain")
 	wantExit(t, denied, ExitUncertain, "incomplete")
-	for _, want := range []string{"forbidden (needs get on nodes/proxy)", "metrics API", "defaults"} {
+	for _, want := range []string{"reports no address", "through the node proxy: forbidden", "metrics API", "defaults", "Kubelet:    stats/summary and configz: not read (assumed)"} {
 		if !strings.Contains(denied.stdout, want) {
 			t.Errorf("the forbidden answer does not say %q:\n%s", want, denied.stdout)
 		}

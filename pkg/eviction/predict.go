@@ -13,6 +13,7 @@ import (
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
 	"github.com/scale-preview/scale-preview/pkg/rules"
+	"github.com/scale-preview/scale-preview/pkg/snapshot"
 )
 
 // Input is one node's snapshot.
@@ -138,6 +139,9 @@ type Result struct {
 	// Uncertain says why not every fate is determined.
 	Uncertain []string `json:"uncertain,omitempty"`
 	Notes     []string `json:"notes,omitempty"`
+	// KubeletReads say how the summary and configz were read (node/NAME
+	// sets them; the model does not read them).
+	KubeletReads []snapshot.KubeletRead `json:"kubeletReads,omitempty"`
 }
 
 // Predict runs the eviction manager's loop on the snapshot: one eviction

@@ -3,6 +3,7 @@ package printer
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/scale-preview/scale-preview/pkg/eviction"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
+	"github.com/scale-preview/scale-preview/pkg/snapshot"
 )
 
 // EvictionTable prints a node preview: the signals and thresholds, the
@@ -26,6 +28,10 @@ func EvictionTable(w io.Writer, p *prediction.Prediction, opt TableOptions) erro
 	pw.field("Node:", e.Node)
 	pw.field("Rules:", fmt.Sprintf("kubelet of Kubernetes %s (%s)", p.Rules.KubernetesVersion, src))
 	pw.field("Disks:", e.DiskLayout)
+	// Offline the files are the source; live, the line says which path.
+	if slices.ContainsFunc(e.KubeletReads, func(r snapshot.KubeletRead) bool { return r.Path != "file" }) {
+		pw.field("Kubelet:", kubeletReadsLine(e.KubeletReads))
+	}
 	pw.blank()
 	sig := grid{header: []string{"SIGNAL", "AVAILABLE", "THRESHOLD", "TARGET", "PRESSURE"}}
 	for _, s := range e.Signals {
@@ -264,4 +270,33 @@ func fitLastColumn(t *grid, width int) []string {
 		}
 	}
 	return legend
+}
+
+// kubeletReadsLine says how the summary and configz were read, once for
+// both when they came the same way.
+func kubeletReadsLine(reads []snapshot.KubeletRead) string {
+	how := func(r snapshot.KubeletRead) string {
+		switch r.Path {
+		case "kubelet":
+			s := "directly from the kubelet at " + r.Endpoint
+			if r.InsecureTLS {
+				s += " (its certificate did NOT verify: --kubelet-insecure-tls)"
+			}
+			return s
+		case "node-proxy":
+			return "through the API server's node proxy"
+		case "file":
+			return "from the files"
+		}
+		return "not read (assumed)"
+	}
+	var parts []string
+	for i, r := range reads {
+		if i > 0 && how(r) == how(reads[i-1]) {
+			parts[len(parts)-1] = strings.Replace(parts[len(parts)-1], ": ", " and "+r.Document+": ", 1)
+			continue
+		}
+		parts = append(parts, r.Document+": "+how(r))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -103,8 +102,8 @@ func mergeKubelet(s, one *snapshot.Snapshot) {
 }
 
 // LoadNode reads a node for the eviction preview: the Node, its pods (by
-// spec.nodeName), and through the API server's node proxy the kubelet's
-// stats summary and configz. A proxy read that is forbidden or fails is
+// spec.nodeName), and the kubelet's stats summary and configz (directly,
+// or through the node proxy: kubelet_direct.go). A read that fails is
 // noted (Kubelet.Unavailable); memory then comes from the metrics API when
 // it serves the node.
 func (l *Live) LoadNode(ctx context.Context, name string) (*snapshot.Snapshot, error) {
@@ -128,33 +127,13 @@ func (l *Live) LoadNode(ctx context.Context, name string) (*snapshot.Snapshot, e
 		}
 		opts.Continue = list.Continue
 	}
-	proxy := func(path string) ([]byte, error) {
-		return l.Client.CoreV1().RESTClient().Get().Resource("nodes").Name(name).SubResource("proxy").Suffix(path).DoRaw(ctx)
+	if err := l.readKubelet(ctx, node, s); err != nil {
+		return nil, err
 	}
-	unavailable := func(what string, err error) {
-		why := oneLineErr(err)
-		if apierrors.IsForbidden(err) {
-			why = "forbidden (needs get on nodes/proxy)"
-		}
-		s.Kubelet.Unavailable = append(s.Kubelet.Unavailable, fmt.Sprintf("the kubelet's %s could not be read: %s", what, why))
-	}
-	if data, err := proxy("stats/summary"); err != nil {
-		unavailable("stats summary", err)
+	if len(s.Kubelet.Summaries) == 0 {
 		if mem, ok := l.metricsMemory(ctx, name); ok {
 			s.Kubelet.MetricsMemory = mem
 		}
-	} else if sum, err := ParseSummary(data); err != nil {
-		return nil, fmt.Errorf("node %s: %v", name, err)
-	} else {
-		s.Kubelet.Summaries = append(s.Kubelet.Summaries, sum)
-	}
-	if data, err := proxy("configz"); err != nil {
-		unavailable("configz", err)
-	} else if cfg, err := ParseConfigz(data); err != nil {
-		return nil, fmt.Errorf("node %s: %v", name, err)
-	} else {
-		s.Kubelet.Configs = append(s.Kubelet.Configs, cfg)
-		s.Kubelet.ConfigNames = append(s.Kubelet.ConfigNames, "configz")
 	}
 	return s, nil
 }

@@ -36,6 +36,8 @@ const maxReads = 3
 // Live reads from a cluster. It only issues get and list requests.
 type Live struct {
 	Client kubernetes.Interface
+	// Kubelet reaches kubelets directly (node/NAME); nil: the node proxy only.
+	Kubelet *KubeletAccess
 }
 
 // Load reads the target and everything its controller looks at. The lists

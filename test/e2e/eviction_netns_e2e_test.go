@@ -6,30 +6,22 @@ package e2e
 // a kubelet stand-in on 127.0.0.1 is refused. The test therefore creates a
 // network namespace with a dummy interface holding 192.0.2.10
 // (documentation range: nothing leaves the namespace) and runs, inside it,
-// its own etcd and kube-apiserver, a fake kubelet on 192.0.2.10:10250 and
-// the plugin. Network namespaces are per thread, so everything inside runs
+// its own etcd and kube-apiserver, the real kubelet server with its real
+// authorizer on 192.0.2.10:10250 (kubelet_authz_e2e_test.go) and the plugin. Network namespaces are per thread, so everything inside runs
 // in one re-exec of this test binary under `ip netns exec` (see
 // evictNetnsHelper), which writes the plugin's answers to a directory that
 // the outer test checks.
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
-	"errors"
 	"fmt"
-	"math/big"
-	"net"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -57,7 +49,15 @@ const (
 	evictNetnsProxyToken  = "sp-evict-proxy-token"
 	evictNetnsDeniedToken = "sp-evict-denied-token"
 	evictNetnsAdminToken  = "sp-evict-admin-token"
+	evictNetnsReaderToken = "sp-evict-reader-token"
+
+	// evictNetnsReader is bound to exactly the node/NAME ClusterRole of
+	// docs/permissions.md.
+	evictNetnsReader = "node-reader"
 )
+
+// evictNetnsPermissions holds the documented ClusterRoles.
+var evictNetnsPermissions = filepath.Join("..", "..", "docs", "permissions.md")
 
 // The recorded node of the plugin's own CLI tests (a Node and its pods as
 // a List, the kubelet's summary as `kubectl get --raw` prints it); here
@@ -72,16 +72,25 @@ const evictNetnsConfigz = `{"kubeletconfig": {"evictionHard": {"memory.available
 	`"evictionMinimumReclaim": {"memory.available": "500Mi"}, "evictionMaxPodGracePeriod": 30, ` +
 	`"enforceNodeAllocatable": ["pods"], "evictionPressureTransitionPeriod": "5m0s"}}`
 
+// evictNetnsRun is one plugin run inside the namespace.
+type evictNetnsRunResult struct {
+	Args           []string
+	Stdout, Stderr string
+	Exit           int
+}
+
 // evictNetnsResult is what the helper hands back to the outer test.
 type evictNetnsResult struct {
-	Proxy, Denied struct {
-		Stdout, Stderr string
-		Exit           int
-	}
-	KubeletHits []string // paths the fake kubelet served
+	// Runs by name: reader (the documented role, the kubelet's CA by
+	// flag), unverified (the same without the flag: the kubeconfig's CA
+	// does not sign the kubelet's certificate), insecure (the same with
+	// --kubelet-insecure-tls), proxy (nodes/proxy only), denied (nothing).
+	Runs        map[string]evictNetnsRunResult
+	KubeletHits []kubeletHit // what the real kubelet received, by run
 	// Loopback is the API server's answer for a node at 127.0.0.1, the
 	// reason for the namespace ("address not allowed").
 	Loopback string
+	AuditLog string // its path
 	Error    string
 }
 
@@ -169,51 +178,7 @@ func TestEvictNetnsLiveProxy(t *testing.T) {
 		t.Errorf("the API server's proxy to a node at 127.0.0.1 answered %q, not \"address not allowed\": is the network namespace still needed?", res.Loopback)
 	}
 
-	// (a) with get on nodes/proxy: the kubelet's figures, read through the
-	// proxy, give the same answer as the saved files, and a certain one.
-	for _, want := range []string{"/stats/summary", "/configz"} {
-		if !strings.Contains(strings.Join(res.KubeletHits, " "), want) {
-			t.Errorf("the fake kubelet never served %s (served: %v)", want, res.KubeletHits)
-		}
-	}
-	if res.Proxy.Exit != 0 {
-		t.Fatalf("with nodes/proxy: exit %d, stderr %q\n%s", res.Proxy.Exit, res.Proxy.Stderr, res.Proxy.Stdout)
-	}
-	offline, err := runPlugin(ctx, env.pluginPath, "-f", filepath.Join(dir, "node.yaml"), "-f", filepath.Join(dir, "summary.json"),
-		"-f", filepath.Join(dir, "configz.json"), "node/worker-1", "--now", evictNetnsNow, "-o", "json")
-	if err != nil || offline.exitCode != 0 {
-		t.Fatalf("offline: %v %s", err, offline)
-	}
-	var live, off map[string]any
-	if err := json.Unmarshal([]byte(res.Proxy.Stdout), &live); err != nil {
-		t.Fatalf("live JSON: %v\n%s", err, res.Proxy.Stdout)
-	}
-	if err := json.Unmarshal([]byte(offline.stdout), &off); err != nil {
-		t.Fatalf("offline JSON: %v\n%s", err, offline.stdout)
-	}
-	for _, k := range []string{"eviction", "victims", "certain"} {
-		if fmt.Sprint(live[k]) != fmt.Sprint(off[k]) {
-			t.Errorf("%s: live through the node proxy\n%v\noffline from the same files\n%v", k, live[k], off[k])
-		}
-	}
-	if live["eviction"] == nil {
-		t.Errorf("the live answer has no eviction section: %s", res.Proxy.Stdout)
-	}
-	if live["certain"] != true {
-		t.Errorf("the live answer from the kubelet's own figures is not certain: %v", live["certain"])
-	}
-	if v := fmt.Sprint(live["victims"]); v == "[]" || v == "<nil>" {
-		t.Errorf("no victims from a node under memory pressure: %s", res.Proxy.Stdout)
-	}
-
-	// (b) without nodes/proxy: it says so, and --fail-if-uncertain stops.
-	t.Logf("without nodes/proxy (exit %d):\n%s", res.Denied.Exit, firstLines(res.Denied.Stdout, 14))
-	if res.Denied.Exit != 8 {
-		t.Errorf("without nodes/proxy and --fail-if-uncertain: exit %d, want 8; stderr %q\n%s", res.Denied.Exit, res.Denied.Stderr, res.Denied.Stdout)
-	}
-	if !strings.Contains(res.Denied.Stdout+res.Denied.Stderr, "forbidden (needs get on nodes/proxy)") {
-		t.Errorf("the answer without nodes/proxy does not say the proxy is forbidden:\n%s\n%s", res.Denied.Stdout, res.Denied.Stderr)
-	}
+	evictNetnsCheck(ctx, t, dir, &res)
 }
 
 func tailLines(s string, n int) string {
@@ -253,21 +218,12 @@ func evictNetnsRun(dir string, res *evictNetnsResult) (err error) {
 	if err := os.WriteFile(filepath.Join(dir, "configz.json"), []byte(evictNetnsConfigz), 0o644); err != nil {
 		return err
 	}
-	hits := make(chan string, 100)
-	defer func() {
-		for {
-			select {
-			case h := <-hits:
-				res.KubeletHits = append(res.KubeletHits, h)
-			default:
-				return
-			}
-		}
-	}()
-	caFile, err := evictNetnsFakeKubelet(dir, hits)
+	certs, err := newKubeletCerts(dir, evictNetnsAddr)
 	if err != nil {
-		return fmt.Errorf("fake kubelet: %w", err)
+		return fmt.Errorf("kubelet certificates: %w", err)
 	}
+	rec := &kubeletRecorder{}
+	defer func() { res.KubeletHits = rec.hits }()
 
 	cp := &controlPlane{dir: dir, binDir: os.Getenv(evictNetnsBinEnv)}
 	defer func() {
@@ -302,10 +258,16 @@ func evictNetnsRun(dir string, res *evictNetnsResult) (err error) {
 	}
 	tokens := filepath.Join(dir, "tokens.csv")
 	if err := os.WriteFile(tokens, []byte(evictNetnsAdminToken+",admin,admin-uid,system:masters\n"+
-		evictNetnsProxyToken+",proxier,proxier-uid\n"+evictNetnsDeniedToken+",denied,denied-uid\n"), 0o600); err != nil {
+		evictNetnsProxyToken+",proxier,proxier-uid\n"+evictNetnsDeniedToken+",denied,denied-uid\n"+
+		evictNetnsReaderToken+","+evictNetnsReader+",reader-uid\n"), 0o600); err != nil {
 		return err
 	}
 	certDir := filepath.Join(dir, "certs")
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return err
+	}
+	res.AuditLog = filepath.Join(dir, "audit.log")
 	api, err := cp.startProcess("kube-apiserver",
 		"--etcd-servers", cp.etcdURL,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--endpoint-reconciler-type", "none",
@@ -317,7 +279,9 @@ func evictNetnsRun(dir string, res *evictNetnsResult) (err error) {
 		"--disable-admission-plugins", "ServiceAccount,Priority",
 		"--service-cluster-ip-range", "10.96.0.0/16",
 		"--kubelet-preferred-address-types", "InternalIP",
-		"--kubelet-certificate-authority", caFile,
+		"--kubelet-certificate-authority", certs.servingCA,
+		"--kubelet-client-certificate", certs.apiClientCert, "--kubelet-client-key", certs.apiClientKey,
+		"--audit-log-path", res.AuditLog, "--audit-policy-file", policy, "--audit-log-format", "json", "--audit-log-mode", "blocking",
 		"--profiling=false",
 	)
 	if err != nil {
@@ -364,24 +328,45 @@ func evictNetnsRun(dir string, res *evictNetnsResult) (err error) {
 	loBody, loErr := admin.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", lo.Name, "proxy", "configz").DoRaw(ctx)
 	res.Loopback = fmt.Sprintf("%v: %s", loErr, loBody)
 
-	run := func(user, token string, extra ...string) (*pluginRun, error) {
-		kc, err := kubeconfig(user, token)
+	configz, err := os.ReadFile(filepath.Join(dir, "configz.json"))
+	if err != nil {
+		return err
+	}
+	var doc struct {
+		KubeletConfig json.RawMessage `json:"kubeletconfig"`
+	}
+	if err := json.Unmarshal(configz, &doc); err != nil {
+		return err
+	}
+	inner := doc.KubeletConfig
+	if err := startRealKubelet(ctx, admin, "worker-1", evictNetnsKubelet, certs, dir, inner, rec); err != nil {
+		return fmt.Errorf("kubelet: %w", err)
+	}
+	res.Runs = map[string]evictNetnsRunResult{}
+	for _, r := range []struct {
+		name, user, token string
+		extra             []string
+	}{
+		{"reader", evictNetnsReader, evictNetnsReaderToken, []string{"--kubelet-certificate-authority", certs.servingCA, "-o", "json"}},
+		{"unverified", evictNetnsReader, evictNetnsReaderToken, []string{"-o", "json"}},
+		{"insecure", evictNetnsReader, evictNetnsReaderToken, []string{"--kubelet-insecure-tls", "-o", "json"}},
+		{"proxy", "proxier", evictNetnsProxyToken, []string{"--kubelet-certificate-authority", certs.servingCA, "-o", "json"}},
+		{"denied", "denied", evictNetnsDeniedToken, []string{"--kubelet-certificate-authority", certs.servingCA, "--fail-if-uncertain"}},
+		{"reader-table", evictNetnsReader, evictNetnsReaderToken, []string{"--kubelet-certificate-authority", certs.servingCA}},
+	} {
+		kc, err := kubeconfig(r.user, r.token)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		args := append([]string{"node/worker-1", "--kubeconfig", kc, "--now", evictNetnsNow}, extra...)
-		return runPlugin(ctx, os.Getenv(evictNetnsPluginEnv), args...)
+		rec.setRun(r.name)
+		args := append([]string{"node/worker-1", "--kubeconfig", kc, "--now", evictNetnsNow}, r.extra...)
+		p, err := runPlugin(ctx, os.Getenv(evictNetnsPluginEnv), args...)
+		if err != nil {
+			return err
+		}
+		res.Runs[r.name] = evictNetnsRunResult{Args: args, Stdout: p.stdout, Stderr: p.stderr, Exit: p.exitCode}
 	}
-	p, err := run("proxier", evictNetnsProxyToken, "-o", "json")
-	if err != nil {
-		return err
-	}
-	res.Proxy.Stdout, res.Proxy.Stderr, res.Proxy.Exit = p.stdout, p.stderr, p.exitCode
-	d, err := run("denied", evictNetnsDeniedToken, "--fail-if-uncertain")
-	if err != nil {
-		return err
-	}
-	res.Denied.Stdout, res.Denied.Stderr, res.Denied.Exit = d.stdout, d.stderr, d.exitCode
+	rec.setRun("")
 	return nil
 }
 
@@ -442,28 +427,8 @@ func evictNetnsObjects(ctx context.Context, admin kubernetes.Interface, dir stri
 		return err
 	}
 
-	for _, u := range []struct {
-		user  string
-		proxy bool
-	}{{"proxier", true}, {"denied", false}} {
-		rules := []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list"}},
-			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
-		}
-		if u.proxy {
-			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes/proxy"}, Verbs: []string{"get"}})
-		}
-		name := "sp-evict-" + u.user
-		if _, err := admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil {
-			return err
-		}
-		if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: u.user}},
-		}, metav1.CreateOptions{}); err != nil {
-			return err
-		}
+	if err := evictNetnsRBAC(ctx, admin); err != nil {
+		return err
 	}
 
 	// The offline input: the Node and pods exactly as the API server holds them.
@@ -502,63 +467,209 @@ func evictNetnsSetUIDs(dir string, uids map[string]string) error {
 	return os.WriteFile(path, []byte(s), 0o644)
 }
 
-// evictNetnsFakeKubelet serves /stats/summary and /configz over HTTPS on
-// 192.0.2.10:10250 with a self-signed certificate for that address, whose
-// path it returns for --kubelet-certificate-authority. Client certificates
-// are not asked for.
-func evictNetnsFakeKubelet(dir string, hits chan<- string) (string, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// evictNetnsRBAC binds the users: node-reader to the documented node/NAME
+// ClusterRole, proxier to nodes/proxy (with what every node preview
+// reads), denied to the reads without any kubelet permission, and the API
+// server's kubelet client to system:kubelet-api-admin, as kubeadm does.
+func evictNetnsRBAC(ctx context.Context, admin kubernetes.Interface) error {
+	documented, err := documentedRole("scale-preview-node")
 	if err != nil {
-		return "", err
+		return err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "sp-evict-kubelet"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IPAddresses:           []net.IP{net.ParseIP(evictNetnsAddr)},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
+	base := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return "", err
-	}
-	caFile := filepath.Join(dir, "kubelet-ca.crt")
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	if err := os.WriteFile(caFile, certPEM, 0o644); err != nil {
-		return "", err
-	}
-	l, err := net.Listen("tcp", net.JoinHostPort(evictNetnsAddr, strconv.Itoa(evictNetnsKubelet)))
-	if err != nil {
-		return "", err
-	}
-	mux := http.NewServeMux()
-	for path, file := range map[string]string{"/stats/summary": "summary.json", "/configz": "configz.json"} {
-		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case hits <- r.URL.Path:
-			default:
+	proxy := append(slices.Clone(base), rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes/proxy"}, Verbs: []string{"get"}})
+	for _, b := range []struct {
+		subject, role string
+		rules         []rbacv1.PolicyRule // nil: the role exists
+	}{
+		{evictNetnsReader, documented.Name, documented.Rules},
+		{"proxier", "sp-evict-proxier", proxy},
+		{"denied", "sp-evict-denied", base},
+		{"kube-apiserver-kubelet-client", "system:kubelet-api-admin", nil},
+	} {
+		if b.rules != nil {
+			if _, err := admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: b.role}, Rules: b.rules}, metav1.CreateOptions{}); err != nil {
+				return err
 			}
-			b, err := os.ReadFile(filepath.Join(dir, file))
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(b)
-		})
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{
-		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
-		MinVersion:   tls.VersionTLS12,
-	}}
-	go func() {
-		if err := srv.ServeTLS(l, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintln(os.Stderr, "fake kubelet:", err)
 		}
-	}()
-	return caFile, nil
+		if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "sp-evict-" + b.subject},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: b.role},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: b.subject}},
+		}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// documentedRole is the ClusterRole named name in docs/permissions.md
+// (one per fenced yaml block).
+func documentedRole(name string) (*rbacv1.ClusterRole, error) {
+	doc, err := os.ReadFile(evictNetnsPermissions)
+	if err != nil {
+		return nil, err
+	}
+	for _, block := range strings.Split(string(doc), "```yaml\n")[1:] {
+		block, _, _ = strings.Cut(block, "```")
+		var role rbacv1.ClusterRole
+		if err := yaml.UnmarshalStrict([]byte(block), &role); err != nil {
+			return nil, fmt.Errorf("%s: %v\n%s", evictNetnsPermissions, err, block)
+		}
+		if role.Kind == "ClusterRole" && role.Name == name {
+			return &role, nil
+		}
+	}
+	return nil, fmt.Errorf("%s has no ClusterRole %s", evictNetnsPermissions, name)
+}
+
+// evictNetnsCheck checks the helper's runs against the offline answer
+// from the same files, and what the real kubelet received.
+func evictNetnsCheck(ctx context.Context, t *testing.T, dir string, res *evictNetnsResult) {
+	t.Helper()
+	offline, err := runPlugin(ctx, env.pluginPath, "-f", filepath.Join(dir, "node.yaml"), "-f", filepath.Join(dir, "summary.json"),
+		"-f", filepath.Join(dir, "configz.json"), "node/worker-1", "--now", evictNetnsNow, "-o", "json")
+	if err != nil || offline.exitCode != 0 {
+		t.Fatalf("offline: %v %s", err, offline)
+	}
+	off := evictNetnsJSON(t, "offline", offline.stdout)
+	hits := func(run string) (n, creds int, codes []string) {
+		for _, h := range res.KubeletHits {
+			if h.Run == run {
+				n++
+				if h.Credential {
+					creds++
+				}
+				codes = append(codes, fmt.Sprintf("%s=%d", h.Path, h.Code))
+			}
+		}
+		return n, creds, codes
+	}
+	for name, r := range res.Runs {
+		n, creds, codes := hits(name)
+		t.Logf("%s: exit %d; the kubelet got %d requests (%d with credentials): %v", name, r.Exit, n, creds, codes)
+	}
+	const direct = "[map[document:stats/summary endpoint:192.0.2.10:10250 path:kubelet] map[document:configz endpoint:192.0.2.10:10250 path:kubelet]]"
+
+	// The documented role, the kubelet's CA by flag: read directly, and
+	// the same certain answer as the saved files.
+	reader := evictNetnsSame(t, res, "reader", off, direct)
+	if reader != nil && reader["certain"] != true {
+		t.Errorf("reader: the live answer from the kubelet's own figures is not certain: %v", reader["incomplete"])
+	}
+	if _, creds, codes := hits("reader"); creds == 0 || strings.Contains(fmt.Sprint(codes), "=40") {
+		t.Errorf("reader: the kubelet's answers %v (credentials %d), want 200s to an authenticated user", codes, creds)
+	}
+	// The table wraps long lines: compare with the spacing collapsed.
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	if tbl := res.Runs["reader-table"].Stdout; !strings.Contains(flat(tbl), "Kubelet: stats/summary and configz: directly from the kubelet at 192.0.2.10:10250") {
+		t.Errorf("the table does not say the kubelet was read directly:\n%s", firstLines(tbl, 8))
+	}
+
+	// The kubeconfig's CA does not sign the kubelet's certificate: no
+	// request (so no credential) reaches it; the answer is assumed.
+	unv := res.Runs["unverified"]
+	if n, _, _ := hits("unverified"); n != 0 {
+		t.Errorf("unverified: %d requests reached a kubelet whose certificate does not verify", n)
+	}
+	if u := evictNetnsJSON(t, "unverified", unv.Stdout); u != nil {
+		inc := fmt.Sprint(u["incomplete"])
+		if u["certain"] != false || !strings.Contains(inc, "does not verify") || !strings.Contains(inc, "no credentials were sent") {
+			t.Errorf("unverified: certain %v; incomplete %s", u["certain"], inc)
+		}
+	}
+
+	// --kubelet-insecure-tls: the credentials are sent, with a warning.
+	ins := res.Runs["insecure"]
+	insecure := strings.ReplaceAll(direct, "path:kubelet]", "insecureTLS:true path:kubelet]")
+	if got := evictNetnsSame(t, res, "insecure", off, insecure); got != nil && !strings.Contains(fmt.Sprint(got["warnings"]), "--kubelet-insecure-tls") {
+		t.Errorf("insecure: no warning in the output: %v", got["warnings"])
+	}
+	if !strings.Contains(ins.Stderr, "Warning: --kubelet-insecure-tls") {
+		t.Errorf("insecure: no warning on stderr: %q", ins.Stderr)
+	}
+	if _, creds, _ := hits("insecure"); creds == 0 {
+		t.Error("insecure: no credentials reached the kubelet")
+	}
+
+	// nodes/proxy only: the kubelet refuses /stats directly (nodes/stats),
+	// the node proxy serves it; /configz is allowed as nodes/proxy too.
+	evictNetnsSame(t, res, "proxy", off, "[map[document:stats/summary path:node-proxy] map[document:configz endpoint:192.0.2.10:10250 path:kubelet]]")
+	if _, _, codes := hits("proxy"); !slices.Contains(codes, "/stats/summary=403") || !slices.Contains(codes, "/stats/summary=200") {
+		t.Errorf("proxy: the kubelet's answers %v, want a 403 (direct) and a 200 (through the API server)", codes)
+	}
+
+	// Nothing: the kubelet refuses, the plugin says so, the answer is assumed.
+	d := res.Runs["denied"]
+	t.Logf("denied (exit %d):\n%s", d.Exit, firstLines(d.Stdout, 14))
+	if d.Exit != 8 {
+		t.Errorf("denied with --fail-if-uncertain: exit %d, want 8; stderr %q", d.Exit, d.Stderr)
+	}
+	for _, want := range []string{"refused by the kubelet (needs get on nodes/stats)", "through the node proxy: forbidden", "not read (assumed)"} {
+		if !strings.Contains(flat(d.Stdout), want) {
+			t.Errorf("denied: the answer does not say %q:\n%s", want, d.Stdout)
+		}
+	}
+	if _, _, codes := hits("denied"); !slices.Contains(codes, "/stats/summary=403") {
+		t.Errorf("denied: the kubelet's answers %v, want its 403 on /stats/summary", codes)
+	}
+
+	// Only reads, by every user of the plugin.
+	for _, user := range []string{evictNetnsReader, "proxier", "denied"} {
+		bad, used, err := auditViolations(res.AuditLog, user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("audit %s: %v", user, used)
+		if len(used) == 0 || len(bad) > 0 {
+			t.Errorf("audit %s: write requests %v (requests seen: %d)", user, bad, len(used))
+		}
+	}
+}
+
+func evictNetnsJSON(t *testing.T, name, stdout string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Errorf("%s: not JSON: %v\n%s", name, err, firstLines(stdout, 20))
+		return nil
+	}
+	return m
+}
+
+// evictNetnsSame checks a live run's answer against the offline one (but
+// for how the kubelet was read, which must be wantReads).
+func evictNetnsSame(t *testing.T, res *evictNetnsResult, run string, off map[string]any, wantReads string) map[string]any {
+	t.Helper()
+	r := res.Runs[run]
+	if r.Exit != 0 {
+		t.Errorf("%s: exit %d, stderr %q\n%s", run, r.Exit, r.Stderr, firstLines(r.Stdout, 20))
+		return nil
+	}
+	live := evictNetnsJSON(t, run, r.Stdout)
+	if live == nil {
+		return nil
+	}
+	ev, _ := live["eviction"].(map[string]any)
+	if got := fmt.Sprint(ev["kubeletReads"]); got != wantReads {
+		t.Errorf("%s: kubeletReads %s, want %s", run, got, wantReads)
+	}
+	liveEv, offEv := maps.Clone(ev), maps.Clone(off["eviction"].(map[string]any))
+	delete(liveEv, "kubeletReads")
+	delete(offEv, "kubeletReads")
+	if fmt.Sprint(liveEv) != fmt.Sprint(offEv) {
+		t.Errorf("%s: eviction live\n%v\noffline from the same files\n%v", run, liveEv, offEv)
+	}
+	for _, k := range []string{"victims", "certain"} {
+		if fmt.Sprint(live[k]) != fmt.Sprint(off[k]) {
+			t.Errorf("%s: %s live %v, offline %v", run, k, live[k], off[k])
+		}
+	}
+	if v := fmt.Sprint(live["victims"]); v == "[]" || v == "<nil>" {
+		t.Errorf("%s: no victims from a node under memory pressure", run)
+	}
+	return live
 }

@@ -35,6 +35,11 @@ type auditEvent struct {
 // requests by the viewer user. bad lists requests whose verb is not
 // get/list/watch; used summarises "verb resource -> code" counts.
 func viewerAuditViolations(path string) (bad, used []string, err error) {
+	return auditViolations(path, viewerUser)
+}
+
+// auditViolations is viewerAuditViolations for any user.
+func auditViolations(path, user string) (bad, used []string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -48,7 +53,7 @@ func viewerAuditViolations(path string) (bad, used []string, err error) {
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			return nil, nil, fmt.Errorf("audit line is not JSON: %w", err)
 		}
-		if ev.User.Username != viewerUser {
+		if ev.User.Username != user {
 			continue
 		}
 		what := ev.RequestURI
