@@ -35,6 +35,10 @@ type cluster struct {
 	spread       []*spreadConstraint
 
 	unmodelled []string
+	// spareTies are the nodes whose victims depend on the cache order;
+	// spareTieAt is where their one warning goes in Result.Uncertain.
+	spareTies  []string
+	spareTieAt int
 }
 
 func (c *cluster) note(format string, args ...any) {

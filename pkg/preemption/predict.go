@@ -228,6 +228,7 @@ func Predict(in Input) (*Result, error) {
 		}
 		sortOutcomes(res.Outcomes)
 	}
+	c.groupSpareTies(res)
 	for _, n := range potential {
 		if cd := cands[n.node.Name]; cd != nil {
 			res.Candidates = append(res.Candidates, *cd)
@@ -325,6 +326,31 @@ func moreImportant(a, b *podInfo) bool {
 	return false
 }
 
+// noteSpareTie records a node whose victims depend on the cache order; one
+// warning names them all (groupSpareTies), where the first was noted.
+func (c *cluster) noteSpareTie(node string, res *Result) {
+	if len(c.spareTies) == 0 {
+		c.spareTieAt = len(res.Uncertain)
+		res.Uncertain = append(res.Uncertain, "")
+	}
+	c.spareTies = append(c.spareTies, node)
+}
+
+func (c *cluster) groupSpareTies(res *Result) {
+	switch n := len(c.spareTies); {
+	case n == 0:
+		return
+	case n == 1:
+		res.Uncertain[c.spareTieAt] = fmt.Sprintf("on node %s pods of equal priority and start time compete to be spared: which ones the scheduler deletes depends on its cache order", c.spareTies[0])
+	default:
+		nodes := strings.Join(c.spareTies[:min(n, 3)], ", ")
+		if n > 3 {
+			nodes += fmt.Sprintf(", +%d more", n-3)
+		}
+		res.Uncertain[c.spareTieAt] = fmt.Sprintf("on %d nodes (%s) pods of equal priority and start time compete to be spared: which ones the scheduler deletes depends on its cache order", n, nodes)
+	}
+}
+
 func sameRank(a, b *podInfo) bool { return !moreImportant(a, b) && !moreImportant(b, a) }
 
 // selectVictims is SelectVictimsOnNode; nil and the reason when the node
@@ -351,7 +377,7 @@ func (c *cluster) selectVictims(n *nodeState, pdbs []pdb, res *Result) (*Candida
 		slices.Reverse(rev)
 		alt, _, _ := c.reprieve(n, rev, pdbs)
 		if !sameVictims(victims, alt) {
-			res.Uncertain = append(res.Uncertain, fmt.Sprintf("on node %s pods of equal priority and start time compete to be spared: which ones the scheduler deletes depends on its cache order", n.node.Name))
+			c.noteSpareTie(n.node.Name, res)
 			res.Certain = false
 		}
 	}
@@ -531,21 +557,30 @@ func (c *cluster) pick(cands []*Candidate, weight float64, res *Result) []Outcom
 	if len(cands) == 1 {
 		return []Outcome{{Candidate: *cands[0], Probability: weight}}
 	}
-	left := slices.Clone(cands)
+	// Each candidate's scores once, not once per criterion.
+	type scored struct {
+		cd    *Candidate
+		s     [5]int64
+		known bool
+	}
+	left := make([]scored, len(cands))
+	for i, cd := range cands {
+		s, known := scores(cd)
+		left[i] = scored{cd, s, known}
+	}
 	for k := range criteria {
 		best := int64(math.MinInt64)
-		var sel []*Candidate
-		for _, cd := range left {
-			s, known := scores(cd)
-			if k == 4 && !known {
+		var sel []scored
+		for _, sc := range left {
+			if k == 4 && !sc.known {
 				res.Certain = false
 				res.Uncertain = appendOnce(res.Uncertain, "victims without a start time count as starting now: the last criterion compares clock readings")
 			}
-			if s[k] > best {
-				best, sel = s[k], nil
+			if sc.s[k] > best {
+				best, sel = sc.s[k], sel[:0]
 			}
-			if s[k] == best {
-				sel = append(sel, cd)
+			if sc.s[k] == best {
+				sel = append(sel, sc)
 			}
 		}
 		left = sel
@@ -554,8 +589,8 @@ func (c *cluster) pick(cands []*Candidate, weight float64, res *Result) []Outcom
 		}
 	}
 	out := make([]Outcome, 0, len(left))
-	for _, cd := range left {
-		out = append(out, Outcome{Candidate: *cd, Probability: weight / float64(len(left))})
+	for _, sc := range left {
+		out = append(out, Outcome{Candidate: *sc.cd, Probability: weight / float64(len(left))})
 	}
 	if len(left) > 1 {
 		res.Uncertain = appendOnce(res.Uncertain, "candidate nodes tie on every criterion: the scheduler takes the first in Go map order")
