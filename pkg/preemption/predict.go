@@ -570,7 +570,7 @@ func (c *cluster) pick(cands []*Candidate, weight float64, res *Result) []Outcom
 	}
 	for k := range criteria {
 		best := int64(math.MinInt64)
-		var sel []scored
+		sel := left[:0] // filtered in place: it never passes the element read
 		for _, sc := range left {
 			if k == 4 && !sc.known {
 				res.Certain = false

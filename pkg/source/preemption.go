@@ -74,7 +74,9 @@ func readClusterFile(name string, stdin io.Reader, defaultNamespace string) (*Cl
 		r = f
 	}
 	if r != nil {
-		if c, err := streamCluster(r, defaultNamespace); err == nil {
+		// An empty result may be an empty file, which the general reader
+		// words.
+		if c, err := streamCluster(r, defaultNamespace); err == nil && len(c.Kinds) > 0 {
 			return c, nil
 		}
 	}
@@ -113,15 +115,10 @@ func streamCluster(r io.Reader, defaultNamespace string) (*Cluster, error) {
 	return c, nil
 }
 
-// typedClusterObject converts u to its typed object when it is a kind
-// the scheduler's view holds (ok false for any other kind).
+// typedClusterObject converts u to its typed object, as the general
+// reader does every kind client-go knows (ok false for any other kind).
 func typedClusterObject(u *unstructured.Unstructured) (runtime.Object, bool, error) {
 	gvk := u.GroupVersionKind()
-	switch gvk.GroupKind().String() {
-	case "Node", "Pod", "PodDisruptionBudget.policy", "PriorityClass.scheduling.k8s.io", "Namespace":
-	default:
-		return nil, false, nil
-	}
 	typed, err := scheme.Scheme.New(gvk)
 	if err != nil {
 		return nil, false, nil // a version the scheduler does not read here

@@ -1,6 +1,10 @@
 package source
 
 import (
+	"maps"
+	"slices"
+	"strings"
+	"sync"
 	"unique"
 
 	corev1 "k8s.io/api/core/v1"
@@ -151,7 +155,7 @@ func trimSchedulerMeta(m *metav1.ObjectMeta) {
 	m.GenerateName = intern(m.GenerateName)
 	m.ResourceVersion = ""
 	m.ManagedFields = nil
-	m.Labels = internMap(m.Labels)
+	m.Labels = shareMap(m.Labels)
 	m.OwnerReferences = trimOwners(m.OwnerReferences)
 	var keep map[string]string
 	for _, k := range []string{corev1.MirrorPodAnnotationKey, engine.DeletionCostAnnotation} {
@@ -175,7 +179,7 @@ func trimSchedulerSpec(s *corev1.PodSpec) {
 	s.EphemeralContainers = nil
 	s.Volumes = trimVolumes(s.Volumes)
 	s.SecurityContext, s.ImagePullSecrets, s.DNSConfig, s.HostAliases, s.ReadinessGates = nil, nil, nil, nil, nil
-	s.NodeSelector = internMap(s.NodeSelector)
+	s.NodeSelector = shareMap(s.NodeSelector)
 	for i := range s.Tolerations {
 		t := &s.Tolerations[i]
 		t.Key, t.Value = intern(t.Key), intern(t.Value)
@@ -188,7 +192,8 @@ func trimSchedulerContainers(cs []corev1.Container) []corev1.Container {
 	}
 	out := make([]corev1.Container, len(cs))
 	for i, c := range cs {
-		out[i] = corev1.Container{Name: intern(c.Name), Resources: c.Resources, Ports: c.Ports, RestartPolicy: c.RestartPolicy}
+		out[i] = corev1.Container{Name: intern(c.Name), Ports: c.Ports, RestartPolicy: c.RestartPolicy, Resources: corev1.ResourceRequirements{
+			Requests: shareResources(c.Resources.Requests), Limits: shareResources(c.Resources.Limits), Claims: c.Resources.Claims}}
 	}
 	return out
 }
@@ -242,6 +247,48 @@ func trimSchedulerStatuses(cs []corev1.ContainerStatus) []corev1.ContainerStatus
 			AllocatedResources: c.AllocatedResources, Resources: c.Resources}
 	}
 	return out
+}
+
+// Pods of one workload have the same labels and requests: the scheduler
+// trim shares one map among them (about 1 KB per pod). Nothing changes a
+// read pod's maps: a pod that is changed is a deep copy.
+var sharedLabelMaps, sharedResourceLists sync.Map // canonical text -> map
+
+func shareMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(m[k])
+		b.WriteByte(0)
+	}
+	if v, ok := sharedLabelMaps.Load(b.String()); ok {
+		return v.(map[string]string)
+	}
+	v, _ := sharedLabelMaps.LoadOrStore(b.String(), internMap(m))
+	return v.(map[string]string)
+}
+
+func shareResources(rl corev1.ResourceList) corev1.ResourceList {
+	if len(rl) == 0 {
+		return rl
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(rl)) {
+		q := rl[k]
+		b.WriteString(string(k))
+		b.WriteByte(0)
+		b.WriteString(q.String())
+		b.WriteByte(0)
+	}
+	if v, ok := sharedResourceLists.Load(b.String()); ok {
+		return v.(corev1.ResourceList)
+	}
+	v, _ := sharedResourceLists.LoadOrStore(b.String(), rl)
+	return v.(corev1.ResourceList)
 }
 
 // trimNode drops what no filter reads and is large on real nodes: managed
