@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/pager"
 
+	"github.com/scale-preview/scale-preview/pkg/disruption"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 )
 
@@ -31,6 +32,8 @@ type Cluster struct {
 	PDBs            []*policyv1.PodDisruptionBudget
 	PriorityClasses []*schedulingv1.PriorityClass
 	Namespaces      []*corev1.Namespace // nil when not read
+	// Workloads are the pods' owners; only the drain reads them.
+	Workloads disruption.Workloads
 	// Kinds says which kinds the files held, so that a missing node list
 	// can be told from an empty one.
 	Kinds map[string]bool
@@ -182,6 +185,13 @@ func (c *Cluster) merge(one *Cluster, seen map[string]bool) error {
 	if one.Namespaces != nil {
 		c.Namespaces = appendAll(c.Namespaces, one.Namespaces, "Namespace", note)
 	}
+	w, o := &c.Workloads, &one.Workloads
+	w.Deployments = appendAll(w.Deployments, o.Deployments, "Deployment", note)
+	w.ReplicaSets = appendAll(w.ReplicaSets, o.ReplicaSets, "ReplicaSet", note)
+	w.StatefulSets = appendAll(w.StatefulSets, o.StatefulSets, "StatefulSet", note)
+	w.DaemonSets = appendAll(w.DaemonSets, o.DaemonSets, "DaemonSet", note)
+	w.ReplicationControllers = appendAll(w.ReplicationControllers, o.ReplicationControllers, "ReplicationController", note)
+	w.Jobs = appendAll(w.Jobs, o.Jobs, "Job", note)
 	for k := range one.Kinds {
 		c.Kinds[k] = true
 	}
@@ -207,6 +217,8 @@ func (c *Cluster) add(obj runtime.Object, ns string) {
 		c.PriorityClasses, c.Kinds["PriorityClass"] = append(c.PriorityClasses, o), true
 	case *corev1.Namespace:
 		c.Namespaces, c.Kinds["Namespace"] = append(c.Namespaces, o), true
+	default:
+		c.addWorkload(obj, ns)
 	}
 }
 
@@ -215,10 +227,16 @@ func (c *Cluster) add(obj runtime.Object, ns string) {
 type PermissionError struct {
 	What string
 	Err  error
+	// Purpose is what needs the read; "" is preemption.
+	Purpose string
 }
 
 func (e *PermissionError) Error() string {
-	return fmt.Sprintf("%s is forbidden (%v): predicting preemption needs %s", e.What, e.Err, e.What)
+	purpose := e.Purpose
+	if purpose == "" {
+		purpose = "predicting preemption"
+	}
+	return fmt.Sprintf("%s is forbidden (%v): %s needs %s", e.What, e.Err, purpose, e.What)
 }
 func (e *PermissionError) Unwrap() error { return e.Err }
 
