@@ -76,8 +76,11 @@ func newListServer(spec sourcetest.ClusterSpec) (*listServer, error) {
 			return fmt.Errorf("no list for %s", kind)
 		}
 		l.objects = append(l.objects, o)
-		if p, ok := o.(*corev1.Pod); ok {
-			s.items["/api/v1/namespaces/"+p.Namespace+"/pods/"+p.Name] = p
+		switch o := o.(type) {
+		case *corev1.Pod:
+			s.items["/api/v1/namespaces/"+o.Namespace+"/pods/"+o.Name] = o
+		case *corev1.Node:
+			s.items["/api/v1/nodes/"+o.Name] = o
 		}
 		return nil
 	})
