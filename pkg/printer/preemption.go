@@ -103,6 +103,11 @@ func groupOutcomes(outs []prediction.PreemptionOutcome) []outcomeGroupOf {
 		groups[i].nodes = append(groups[i].nodes, o.Node)
 		groups[i].total += o.Probability
 	}
+	for i := range groups {
+		if sameOdds(groups[i].total, 1) {
+			groups[i].total = 1 // a sum of shares of one
+		}
+	}
 	return groups
 }
 
