@@ -14,7 +14,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -26,13 +25,7 @@ import (
 )
 
 // cluster is the scheduler's view with the preemption steps on it.
-type cluster struct {
-	*scheduling.Cluster
-	// spareTies are the nodes whose victims depend on the cache order;
-	// spareTieAt is where their one warning goes in Result.Uncertain.
-	spareTies  []string
-	spareTieAt int
-}
+type cluster struct{ *scheduling.Cluster }
 
 // Input is everything the scheduler reads for one preemption attempt.
 type Input struct {
@@ -138,7 +131,7 @@ func Predict(in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{Cluster: sc}
+	c := &cluster{sc}
 	res := &Result{Excluded: map[string]string{}, Certain: true}
 	c.Unmodelled = append(c.Unmodelled, in.Unmodelled...)
 	c.Unmodelled = append(c.Unmodelled, scheduling.UnmodelledSpec(in.Preemptor)...)
@@ -238,7 +231,6 @@ func Predict(in Input) (*Result, error) {
 		}
 		sortOutcomes(res.Outcomes)
 	}
-	c.groupSpareTies(res)
 	for _, n := range potential {
 		if cd := cands[n.Node.Name]; cd != nil {
 			res.Candidates = append(res.Candidates, *cd)
@@ -329,31 +321,6 @@ func moreImportant(a, b *scheduling.PodInfo) bool {
 	return false
 }
 
-// noteSpareTie records a node whose victims depend on the cache order; one
-// warning names them all (groupSpareTies), where the first was noted.
-func (c *cluster) noteSpareTie(node string, res *Result) {
-	if len(c.spareTies) == 0 {
-		c.spareTieAt = len(res.Uncertain)
-		res.Uncertain = append(res.Uncertain, "")
-	}
-	c.spareTies = append(c.spareTies, node)
-}
-
-func (c *cluster) groupSpareTies(res *Result) {
-	switch n := len(c.spareTies); {
-	case n == 0:
-		return
-	case n == 1:
-		res.Uncertain[c.spareTieAt] = fmt.Sprintf("on node %s pods of equal priority and start time compete to be spared: which ones the scheduler deletes depends on its cache order", c.spareTies[0])
-	default:
-		nodes := strings.Join(c.spareTies[:min(n, 3)], ", ")
-		if n > 3 {
-			nodes += fmt.Sprintf(", +%d more", n-3)
-		}
-		res.Uncertain[c.spareTieAt] = fmt.Sprintf("on %d nodes (%s) pods of equal priority and start time compete to be spared: which ones the scheduler deletes depends on its cache order", n, nodes)
-	}
-}
-
 func sameRank(a, b *scheduling.PodInfo) bool { return !moreImportant(a, b) && !moreImportant(b, a) }
 
 // selectVictims is SelectVictimsOnNode; nil and the reason when the node
@@ -380,7 +347,7 @@ func (c *cluster) selectVictims(n *scheduling.NodeState, pdbs []*disruption.Budg
 		slices.Reverse(rev)
 		alt, _, _ := c.reprieve(n, rev, pdbs)
 		if !sameVictims(victims, alt) {
-			c.noteSpareTie(n.Node.Name, res)
+			res.Uncertain = append(res.Uncertain, fmt.Sprintf("on node %s pods of equal priority and start time compete to be spared: which ones the scheduler deletes depends on its cache order", n.Node.Name))
 			res.Certain = false
 		}
 	}

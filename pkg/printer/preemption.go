@@ -62,9 +62,36 @@ func PreemptionTable(w io.Writer, p *prediction.Prediction, width int) error {
 		}
 	}
 	if len(p.Warnings) > 0 {
-		list(pw, "Uncertain / warnings:", p.Warnings)
+		list(pw, "Uncertain / warnings:", groupNodeWarnings(p.Warnings))
 	}
 	return pw.err
+}
+
+// groupNodeWarnings joins warnings that say the same of different nodes
+// ("on node NAME ..."), where the first of them stood.
+func groupNodeWarnings(ws []string) []string {
+	const prefix = "on node "
+	var out []string
+	nodes := map[string][]string{} // the rest of the warning -> its nodes
+	at := map[string]int{}
+	for _, w := range ws {
+		node, rest, ok := strings.Cut(strings.TrimPrefix(w, prefix), " ")
+		if !strings.HasPrefix(w, prefix) || !ok {
+			out = append(out, w)
+			continue
+		}
+		if _, seen := at[rest]; !seen {
+			at[rest] = len(out)
+			out = append(out, w)
+		}
+		nodes[rest] = append(nodes[rest], node)
+	}
+	for rest, ns := range nodes {
+		if len(ns) > 1 {
+			out[at[rest]] = fmt.Sprintf("on %d nodes (%s) %s", len(ns), nodeList(ns, 3), rest)
+		}
+	}
+	return out
 }
 
 // outcomeGroup heads equally likely nominated nodes whose victims look

@@ -40,6 +40,10 @@ func TestPreemptionTableGroupsAlikeOutcomes(t *testing.T) {
 	}
 	pe.Outcomes = append(pe.Outcomes, prediction.PreemptionOutcome{Node: "odd", Probability: 0.1, Victims: victims("odd", 5)})
 	p := &prediction.Prediction{Target: prediction.Target{Kind: "Pod", Namespace: "apps", Name: "urgent"}, Preemption: pe}
+	for i := range n {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("on node node-%03d pods of equal priority compete", i))
+	}
+	p.Warnings = append(p.Warnings, "on node odd something else")
 	var b bytes.Buffer
 	if err := PreemptionTable(&b, p, 120); err != nil {
 		t.Fatal(err)
@@ -50,6 +54,8 @@ func TestPreemptionTableGroupsAlikeOutcomes(t *testing.T) {
 		"Nodes: node-000, node-001, node-002, +397 more",
 		"apps/node-000-pod-1",
 		"NOMINATED NODE odd (10%): 2 victims",
+		"on 400 nodes (node-000, node-001, node-002, +397 more) pods of equal priority compete",
+		"on node odd something else",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)
@@ -69,7 +75,7 @@ func TestPreemptionTableGroupsAlikeOutcomes(t *testing.T) {
 	if !strings.Contains(b.String(), "equal odds (<1% each, 100% together)") {
 		t.Errorf("shares of one do not sum to 100%%:\n%s", b.String())
 	}
-	if lines := strings.Count(out, "\n"); lines > 20 {
+	if lines := strings.Count(out, "\n"); lines > 25 {
 		t.Errorf("%d lines for two groups:\n%s", lines, out)
 	}
 }
