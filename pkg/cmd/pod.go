@@ -51,7 +51,6 @@ func (o *Options) runPod(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer tightenGC()() // the cluster is read and stays live (memory.go)
 	ns, name := o.ref.Namespace, o.ref.Name
 	i := slices.IndexFunc(cl.Pods, func(p *corev1.Pod) bool { return p.Namespace == ns && p.Name == name })
 	if i < 0 {

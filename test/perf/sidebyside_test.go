@@ -25,7 +25,8 @@ import (
 // that a change in the machine's load hits all of them alike. The live
 // cases read from listServer (an in-process server of pre-encoded pages,
 // protobuf or JSON as asked). It runs only when SCALE_PREVIEW_BIG names a
-// directory for the files; the figures go to docs/performance.md.
+// directory for the files; SCALE_PREVIEW_BIG_CASES (a regular expression)
+// picks cases by name. The figures go to docs/performance.md.
 func TestBigClusterSideBySide(t *testing.T) {
 	dir := os.Getenv("SCALE_PREVIEW_BIG")
 	if dir == "" {
@@ -58,6 +59,10 @@ func TestBigClusterSideBySide(t *testing.T) {
 		cases = append(cases,
 			struct{ name, what string }{"drain node-00000, offline (-f)", plugin + " drain node-00000 -f " + file},
 			struct{ name, what string }{"drain node-00000, live", plugin + " drain node-00000 --kubeconfig " + kubeconfig})
+	}
+	if re := os.Getenv("SCALE_PREVIEW_BIG_CASES"); re != "" {
+		keep := regexp.MustCompile(re)
+		cases = slices.DeleteFunc(cases, func(c struct{ name, what string }) bool { return !keep.MatchString(c.name) })
 	}
 	st, _ := os.Stat(file)
 	t.Logf("%d nodes, %d pods, %.0f MB of JSON; %d rounds; load before: %s", spec.Nodes, spec.Pods(), float64(st.Size())/1e6, runs, loadavg())
