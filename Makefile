@@ -66,7 +66,7 @@ conformance: conformance-long
 INPROCESS_QUICK ?= 12
 
 inprocess:
-	cd test && INPROCESS_SCENARIOS=$(INPROCESS_QUICK) $(GO) test -count=1 -v -short -timeout 20m ./inprocess/ ./hpa/ ./internal/...
+	cd test && INPROCESS_SCENARIOS=$(INPROCESS_QUICK) $(GO) test -count=1 -v -short -timeout 20m ./inprocess/ ./hpa/ ./internal/... ./perf/
 
 inprocess-check:
 	cd test && $(GO) test -count=1 -v -short -timeout 20m -run '^TestDeploymentAgainstControllers$$' ./inprocess/

@@ -277,7 +277,7 @@ func podPrediction(pod *corev1.Pod, res *preemption.Result, cl *source.Cluster, 
 		top := res.Outcomes[0]
 		p.Message = fmt.Sprintf("preempts %d pod(s) on node %s", len(top.Victims), top.Node)
 		if !res.Certain {
-			p.Message += fmt.Sprintf(" (%.0f%%; %d possible nodes)", 100*top.Probability, len(res.Outcomes))
+			p.Message += fmt.Sprintf(" (%s; %d possible nodes)", printer.Percent(top.Probability), len(res.Outcomes))
 		}
 		for _, v := range top.Victims {
 			// namespace/name: the victims need not be in the pending pod's

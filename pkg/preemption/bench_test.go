@@ -7,11 +7,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/scale-preview/scale-preview/pkg/rules"
+	"github.com/scale-preview/scale-preview/pkg/source/sourcetest"
 )
 
 // benchCluster: nodes of 4 CPUs in 3 zones, each full with 30 pods of
@@ -56,3 +59,39 @@ func benchmarkPredict(b *testing.B, nodes int) {
 
 func BenchmarkPredict500Nodes(b *testing.B)  { benchmarkPredict(b, 500) }
 func BenchmarkPredict5000Nodes(b *testing.B) { benchmarkPredict(b, 5000) }
+
+// BenchmarkPredictLargeCluster predicts issue 34's pending pod on its
+// cluster: 5,000 identical full nodes, 150,000 pods (-short: 200 nodes),
+// pods whole, as generated.
+func BenchmarkPredictLargeCluster(b *testing.B) {
+	spec := sourcetest.ClusterSize
+	if testing.Short() {
+		spec.Nodes = 200
+	}
+	in := Input{Rules: rules.Scheduler(rules.Newest, nil)}
+	err := sourcetest.EachClusterObject(spec, func(o runtime.Object) error {
+		switch o := o.(type) {
+		case *corev1.Node:
+			in.Nodes = append(in.Nodes, o)
+		case *corev1.Pod:
+			if o.Name == sourcetest.PendingPod {
+				in.Preemptor = o
+			}
+			in.Pods = append(in.Pods, o)
+		case *policyv1.PodDisruptionBudget:
+			in.PDBs = append(in.PDBs, o)
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := Predict(in)
+		if err != nil || len(res.Outcomes) != spec.Nodes {
+			b.Fatalf("%v: %d outcomes", err, len(res.Outcomes))
+		}
+	}
+}

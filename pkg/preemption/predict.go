@@ -527,21 +527,30 @@ func (c *cluster) pick(cands []*Candidate, weight float64, res *Result) []Outcom
 	if len(cands) == 1 {
 		return []Outcome{{Candidate: *cands[0], Probability: weight}}
 	}
-	left := slices.Clone(cands)
+	// Each candidate's scores once, not once per criterion.
+	type scored struct {
+		cd    *Candidate
+		s     [5]int64
+		known bool
+	}
+	left := make([]scored, len(cands))
+	for i, cd := range cands {
+		s, known := scores(cd)
+		left[i] = scored{cd, s, known}
+	}
 	for k := range criteria {
 		best := int64(math.MinInt64)
-		var sel []*Candidate
-		for _, cd := range left {
-			s, known := scores(cd)
-			if k == 4 && !known {
+		sel := left[:0] // filtered in place: it never passes the element read
+		for _, sc := range left {
+			if k == 4 && !sc.known {
 				res.Certain = false
 				res.Uncertain = appendOnce(res.Uncertain, "victims without a start time count as starting now: the last criterion compares clock readings")
 			}
-			if s[k] > best {
-				best, sel = s[k], nil
+			if sc.s[k] > best {
+				best, sel = sc.s[k], sel[:0]
 			}
-			if s[k] == best {
-				sel = append(sel, cd)
+			if sc.s[k] == best {
+				sel = append(sel, sc)
 			}
 		}
 		left = sel
@@ -550,8 +559,8 @@ func (c *cluster) pick(cands []*Candidate, weight float64, res *Result) []Outcom
 		}
 	}
 	out := make([]Outcome, 0, len(left))
-	for _, cd := range left {
-		out = append(out, Outcome{Candidate: *cd, Probability: weight / float64(len(left))})
+	for _, sc := range left {
+		out = append(out, Outcome{Candidate: *sc.cd, Probability: weight / float64(len(left))})
 	}
 	if len(left) > 1 {
 		res.Uncertain = appendOnce(res.Uncertain, "candidate nodes tie on every criterion: the scheduler takes the first in Go map order")

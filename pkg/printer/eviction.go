@@ -163,12 +163,12 @@ func fate(c eviction.Candidate) string {
 		return fmt.Sprintf("evict #%d%s", c.Step, g)
 	}
 	if c.Step == 0 {
-		return fmt.Sprintf("evict? %.0f%%", 100*c.EvictProbability)
+		return "evict? " + Percent(c.EvictProbability)
 	}
 	if n := len(c.PossibleSteps); n > 1 && c.EvictProbability > 0.999999 {
 		return fmt.Sprintf("evict #%d-%d%s", c.PossibleSteps[0], c.PossibleSteps[n-1], g)
 	}
-	return fmt.Sprintf("evict? %.0f%%%s", 100*c.EvictProbability, g)
+	return "evict? " + Percent(c.EvictProbability) + g
 }
 
 func whyVsNext(c eviction.Candidate, unit string) string {

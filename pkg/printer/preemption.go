@@ -3,6 +3,7 @@ package printer
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -25,11 +26,17 @@ func PreemptionTable(w io.Writer, p *prediction.Prediction, width int) error {
 	pw.field("Pod:", fmt.Sprintf("%s/%s, priority %d%s, preemptionPolicy %s", p.Target.Namespace, p.Target.Name, pe.Priority, class, pe.PreemptionPolicy))
 	pw.field("Rules:", "kube-scheduler "+p.Rules.KubernetesVersion+" DefaultPreemption ("+p.Rules.VersionSource+")")
 	pw.field("Result:", p.Message)
-	for _, o := range pe.Outcomes {
+	for _, g := range groupOutcomes(pe.Outcomes) {
 		pw.blank()
+		o := g.first
+		if len(g.nodes) > 1 {
+			outcomeGroup(pw, g)
+			victimRows(pw, o.Victims, width)
+			continue
+		}
 		head := fmt.Sprintf("NOMINATED NODE %s", o.Node)
 		if len(pe.Outcomes) > 1 || o.Probability < 1 {
-			head += fmt.Sprintf(" (%.0f%%)", 100*o.Probability)
+			head += " (" + Percent(o.Probability) + ")"
 		}
 		head += fmt.Sprintf(": %s, %s", plural(len(o.Victims), "victim"), plural(o.PDBViolations, "PDB violation"))
 		pw.para(head, "  ")
@@ -55,9 +62,93 @@ func PreemptionTable(w io.Writer, p *prediction.Prediction, width int) error {
 		}
 	}
 	if len(p.Warnings) > 0 {
-		list(pw, "Uncertain / warnings:", p.Warnings)
+		list(pw, "Uncertain / warnings:", groupNodeWarnings(p.Warnings))
 	}
 	return pw.err
+}
+
+// groupNodeWarnings joins warnings that say the same of different nodes
+// ("on node NAME ..."), where the first of them stood.
+func groupNodeWarnings(ws []string) []string {
+	const prefix = "on node "
+	var out []string
+	nodes := map[string][]string{} // the rest of the warning -> its nodes
+	at := map[string]int{}
+	for _, w := range ws {
+		node, rest, ok := strings.Cut(strings.TrimPrefix(w, prefix), " ")
+		if !strings.HasPrefix(w, prefix) || !ok {
+			out = append(out, w)
+			continue
+		}
+		if _, seen := at[rest]; !seen {
+			at[rest] = len(out)
+			out = append(out, w)
+		}
+		nodes[rest] = append(nodes[rest], node)
+	}
+	for rest, ns := range nodes {
+		if len(ns) > 1 {
+			out[at[rest]] = fmt.Sprintf("on %d nodes (%s) %s", len(ns), nodeList(ns, 3), rest)
+		}
+	}
+	return out
+}
+
+// outcomeGroup heads equally likely nominated nodes whose victims look
+// alike, then names the first node whose victims follow.
+func outcomeGroup(pw *paragraphs, g outcomeGroupOf) {
+	o := g.first
+	pw.para(fmt.Sprintf("NOMINATED NODE: any of %d nodes, equal odds (%s each, %s together): on each, %s, %s", len(g.nodes),
+		Percent(o.Probability), Percent(g.total), plural(len(o.Victims), "victim"), plural(o.PDBViolations, "PDB violation")), "  ")
+	pw.para("  Nodes: "+nodeList(g.nodes, 3), "    ")
+	if len(o.Victims) > 0 {
+		pw.para(fmt.Sprintf("  On %s (on each other node its own pods of the same priorities, owners and budgets):", o.Node), "    ")
+	}
+}
+
+// outcomeGroupOf is nominated nodes with the same odds and victims alike.
+type outcomeGroupOf struct {
+	first prediction.PreemptionOutcome
+	nodes []string
+	total float64
+}
+
+// groupOutcomes groups outcomes of equal probability whose victims have
+// the same priorities, owners and budgets, in the order of their first
+// member; a large cluster of identical nodes is one group, not thousands.
+func groupOutcomes(outs []prediction.PreemptionOutcome) []outcomeGroupOf {
+	var groups []outcomeGroupOf
+	index := map[string]int{}
+	for _, o := range outs {
+		key := outcomeShape(o)
+		i, ok := index[key]
+		if !ok || !sameOdds(groups[i].first.Probability, o.Probability) {
+			groups = append(groups, outcomeGroupOf{first: o})
+			i = len(groups) - 1
+			index[key] = i
+		}
+		groups[i].nodes = append(groups[i].nodes, o.Node)
+		groups[i].total += o.Probability
+	}
+	for i := range groups {
+		if sameOdds(groups[i].total, 1) {
+			groups[i].total = 1 // a sum of shares of one
+		}
+	}
+	return groups
+}
+
+// sameOdds: probabilities summed over the scheduler's offsets differ only
+// by rounding.
+func sameOdds(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(a, b) }
+
+func outcomeShape(o prediction.PreemptionOutcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d|", o.PDBViolations)
+	for _, v := range o.Victims {
+		fmt.Fprintf(&b, "%s|%d|%s|%s|%t;", v.Namespace, v.Priority, v.Owner, strings.Join(v.PDBs, ","), v.ViolatesPDB)
+	}
+	return b.String()
 }
 
 func victimRows(pw *paragraphs, vs []prediction.PreemptionVictim, width int) {

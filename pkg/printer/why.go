@@ -192,19 +192,23 @@ func fateCell(ties []bool, pod prediction.Pod) string {
 	return word + " " + percent(pod.DeleteProbability)
 }
 
-func percent(x float64) string {
+// Percent formats a probability for a table: a chance that is neither
+// none nor certain never reads as 0% or 100%.
+func Percent(x float64) string {
 	switch {
 	case x <= 0:
 		return "0%"
 	case x >= 1:
 		return "100%"
-	case x < 0.005:
+	case x < 0.01:
 		return "<1%"
-	case x > 0.995:
+	case x > 0.99:
 		return ">99%"
 	}
 	return fmt.Sprintf("%.0f%%", 100*x)
 }
+
+func percent(x float64) string { return Percent(x) }
 
 // isTie: the pod's open choice gives every member the same chance, so no
 // outcome is likelier than another.

@@ -48,3 +48,35 @@ func BenchmarkReadFile(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadClusterFile reads issue 34's cluster (5,000 identical nodes,
+// 150,000 pods, one JSON List; -short: 200 nodes) as pod/NAME reads it.
+// SCALE_PREVIEW_BENCH_CLUSTER names an existing file to read instead.
+func BenchmarkReadClusterFile(b *testing.B) {
+	spec := sourcetest.ClusterSize
+	if testing.Short() {
+		spec.Nodes = 200
+	}
+	name := os.Getenv("SCALE_PREVIEW_BENCH_CLUSTER")
+	if name == "" {
+		name = filepath.Join(b.TempDir(), "cluster.json")
+		f, err := os.Create(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := sourcetest.WriteClusterJSON(f, spec); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+	st, _ := os.Stat(name)
+	b.SetBytes(st.Size())
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		c, err := ReadClusterFiles([]string{name}, nil, "default")
+		if err != nil || len(c.Pods) == 0 || len(c.Nodes) == 0 {
+			b.Fatal(err)
+		}
+	}
+}

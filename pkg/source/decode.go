@@ -38,8 +38,16 @@ func streamRead(r io.Reader, defaultNamespace string) (*snapshot.Snapshot, error
 // streamReadPods is streamRead keeping pods whole when whole is set (the
 // node preview reads their resources, priority, volumes, annotations).
 func streamReadPods(r io.Reader, defaultNamespace string, whole bool) (*snapshot.Snapshot, error) {
+	st := &streamer{s: &snapshot.Snapshot{ClaimsKnown: true}, ns: defaultNamespace, trim: trimPod}
+	if whole {
+		st.trim = nil
+	}
+	return st.read(r)
+}
+
+// read streams r into st.s.
+func (st *streamer) read(r io.Reader) (*snapshot.Snapshot, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
-	st := &streamer{s: &snapshot.Snapshot{ClaimsKnown: true}, ns: defaultNamespace, whole: whole}
 	head, _ := br.Peek(4096)
 	var err error
 	if utilyaml.IsJSONBuffer(head) {
@@ -60,7 +68,10 @@ type streamer struct {
 	s     *snapshot.Snapshot
 	ns    string
 	batch []pending
-	whole bool // pods are not trimmed
+	trim  func(*corev1.Pod) // nil: pods are kept whole
+	// other, when set, takes every object that is not a pod instead of
+	// the snapshot.
+	other func(*unstructured.Unstructured) error
 }
 
 // jsonStream reads a sequence of top-level JSON objects. Its own scanner
@@ -328,7 +339,7 @@ const batchSize = 256
 
 // push queues one object, JSON or (fromYAML) one YAML item.
 func (st *streamer) push(raw []byte, fromYAML bool) error {
-	st.batch = append(st.batch, pending{raw: raw, yaml: fromYAML, whole: st.whole})
+	st.batch = append(st.batch, pending{raw: raw, yaml: fromYAML, trim: st.trim})
 	if len(st.batch) == batchSize {
 		return st.flush()
 	}
@@ -336,9 +347,9 @@ func (st *streamer) push(raw []byte, fromYAML bool) error {
 }
 
 type pending struct {
-	raw   []byte
-	yaml  bool
-	whole bool
+	raw  []byte
+	yaml bool
+	trim func(*corev1.Pod)
 }
 
 // decoded is one object: a trimmed pod, or any other kind unstructured.
@@ -366,10 +377,17 @@ func (st *streamer) flush() error {
 		if o.err != nil {
 			return o.err
 		}
-		if o.pod != nil {
+		switch {
+		case o.pod != nil:
 			st.s.Pods = append(st.s.Pods, o.pod)
-		} else if err := add(st.s, o.u); err != nil {
-			return errSlowPath
+		case st.other != nil:
+			if err := st.other(o.u); err != nil {
+				return err
+			}
+		default:
+			if err := add(st.s, o.u); err != nil {
+				return errSlowPath
+			}
 		}
 	}
 	return nil
@@ -412,8 +430,8 @@ func decodeObject(in pending, ns string) decoded {
 		if p.Namespace == "" {
 			p.Namespace = ns
 		}
-		if !in.whole {
-			trimPod(p)
+		if in.trim != nil {
+			in.trim(p)
 		}
 		return decoded{pod: p}
 	}

@@ -1,0 +1,235 @@
+package sourcetest
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// The large cluster of issue 34: identical nodes of 4 CPUs, each full with
+// the same apps' pods, and a pending pod that must preempt.
+const (
+	// ClusterNamespace holds every app and the pending pod.
+	ClusterNamespace = "apps"
+	// PendingPod is the pending pod of priority class "critical" that
+	// needs 1 CPU: on every node it preempts the 6 lowest-priority pods.
+	PendingPod = "urgent"
+	// ClusterApps is how many Deployments there are: each has one pod on
+	// every node (pod j of a node belongs to app j).
+	ClusterApps = 30
+)
+
+// ClusterSize is the issue's snapshot: 5,000 nodes, 150,000 pods.
+var ClusterSize = ClusterSpec{Nodes: 5000}
+
+// ClusterSpec sizes the cluster: Nodes identical nodes with ClusterApps
+// pods each.
+type ClusterSpec struct{ Nodes int }
+
+// Pods is how many pods are bound to the nodes.
+func (s ClusterSpec) Pods() int { return s.Nodes * ClusterApps }
+
+var classes = []struct {
+	name  string
+	value int32
+}{{"batch", 0}, {"standard", 1000}, {"important", 100000}, {"critical", 1000000}}
+
+// appClass: apps 0-9 are batch, 10-19 standard, 20-29 important.
+func appClass(app int) int { return app / 10 }
+
+func appName(app int) string   { return fmt.Sprintf("app-%02d", app) }
+func appHash(app int) string   { return fmt.Sprintf("%08x", 0x5f3c9a00+app) }
+func nodeName(node int) string { return fmt.Sprintf("node-%05d", node) }
+
+// EachClusterObject calls fn with every object of the cluster, in the
+// order `kubectl get namespaces,priorityclasses,nodes,deployments,
+// replicasets,poddisruptionbudgets,pods -A -o json` lists them. Objects
+// are made one at a time, so that writing a large cluster holds none.
+func EachClusterObject(spec ClusterSpec, fn func(runtime.Object) error) error {
+	for _, ns := range []string{"default", ClusterNamespace} {
+		if err := fn(&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+			ObjectMeta: metav1.ObjectMeta{Name: ns, UID: uid("ns", 0, len(ns)), Labels: map[string]string{corev1.LabelMetadataName: ns},
+				CreationTimestamp: metav1.NewTime(Now.Add(-365 * 24 * time.Hour))},
+			Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}}); err != nil {
+			return err
+		}
+	}
+	for _, c := range classes {
+		if err := fn(&schedulingv1.PriorityClass{TypeMeta: metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
+			ObjectMeta: metav1.ObjectMeta{Name: c.name, UID: uid("pc", 0, int(c.value))}, Value: c.value}); err != nil {
+			return err
+		}
+	}
+	for i := range spec.Nodes {
+		if err := fn(clusterNode(i)); err != nil {
+			return err
+		}
+	}
+	for app := range ClusterApps {
+		d, rs, pdb := appObjects(spec, app)
+		for _, o := range []runtime.Object{d, rs, pdb} {
+			if err := fn(o); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range spec.Nodes {
+		for app := range ClusterApps {
+			if err := fn(clusterPod(i, app)); err != nil {
+				return err
+			}
+		}
+	}
+	return fn(pendingPod())
+}
+
+func uid(kind string, i, j int) types.UID {
+	h := 0
+	for _, c := range kind {
+		h = h*31 + int(c)
+	}
+	return types.UID(fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", h&0xffffffff, j&0xffff, i>>12&0xfff, i&0xfff, i*7919+j))
+}
+
+// clusterNode is one of the identical nodes: one zone, 4 CPUs, 16 GiB.
+func clusterNode(i int) *corev1.Node {
+	name := nodeName(i)
+	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"),
+		corev1.ResourcePods: resource.MustParse("110"), corev1.ResourceEphemeralStorage: resource.MustParse("100Gi")}
+	ts := metav1.NewTime(Now.Add(-30 * 24 * time.Hour))
+	return &corev1.Node{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, UID: uid("node", i, 0), ResourceVersion: fmt.Sprint(5000 + i), CreationTimestamp: ts,
+			Labels: map[string]string{corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64",
+				corev1.LabelInstanceTypeStable: "standard-4", corev1.LabelTopologyRegion: "region-1", corev1.LabelTopologyZone: "region-1a"}},
+		Spec: corev1.NodeSpec{PodCIDR: "10.244.0.0/24", ProviderID: "example://" + name},
+		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity,
+			Conditions: []corev1.NodeCondition{
+				{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, LastHeartbeatTime: ts, LastTransitionTime: ts, Reason: "KubeletHasSufficientMemory"},
+				{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, LastHeartbeatTime: ts, LastTransitionTime: ts, Reason: "KubeletHasNoDiskPressure"},
+				{Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse, LastHeartbeatTime: ts, LastTransitionTime: ts, Reason: "KubeletHasSufficientPID"},
+				{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: ts, LastTransitionTime: ts, Reason: "KubeletReady"}},
+			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)},
+				{Type: corev1.NodeHostName, Address: name}},
+			NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.37.1", ContainerRuntimeVersion: "containerd://2.1.4",
+				OperatingSystem: "linux", Architecture: "amd64", OSImage: "Debian GNU/Linux 13 (trixie)", KernelVersion: "6.12.48"}}}
+}
+
+// appObjects is app's Deployment, ReplicaSet (one replica per node) and a
+// PodDisruptionBudget allowing 10% unavailable.
+func appObjects(spec ClusterSpec, app int) (*appsv1.Deployment, *appsv1.ReplicaSet, *policyv1.PodDisruptionBudget) {
+	name, n := appName(app), int32(spec.Nodes)
+	sel := map[string]string{"app": name}
+	created := metav1.NewTime(Now.Add(-30 * 24 * time.Hour))
+	d := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ClusterNamespace, UID: uid("deploy", app, 0), Generation: 1, CreationTimestamp: created},
+		Spec: appsv1.DeploymentSpec{Replicas: &n, Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel}, Spec: appPodSpec(app)}},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: n, ReadyReplicas: n, AvailableReplicas: n, UpdatedReplicas: n}}
+	rsLabels := map[string]string{"app": name, "pod-template-hash": appHash(app)}
+	rs := &appsv1.ReplicaSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-" + appHash(app), Namespace: ClusterNamespace, UID: uid("rs", app, 0), Labels: rsLabels,
+			Generation: 1, CreationTimestamp: created,
+			Annotations:     map[string]string{"deployment.kubernetes.io/desired-replicas": fmt.Sprint(n), "deployment.kubernetes.io/revision": "1"},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(d, appsv1.SchemeGroupVersion.WithKind("Deployment"))}},
+		Spec: appsv1.ReplicaSetSpec{Replicas: &n, Selector: &metav1.LabelSelector{MatchLabels: rsLabels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: rsLabels}, Spec: appPodSpec(app)}},
+		Status: appsv1.ReplicaSetStatus{Replicas: n, ReadyReplicas: n, AvailableReplicas: n, FullyLabeledReplicas: n, ObservedGeneration: 1}}
+	unavailable := intstr.FromString("10%")
+	allowed := n / 10
+	pdb := &policyv1.PodDisruptionBudget{TypeMeta: metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ClusterNamespace, UID: uid("pdb", app, 0), Generation: 1, CreationTimestamp: created},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &unavailable, Selector: &metav1.LabelSelector{MatchLabels: sel}},
+		Status: policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, DisruptionsAllowed: allowed, CurrentHealthy: n,
+			DesiredHealthy: n - allowed, ExpectedPods: n}}
+	return d, rs, pdb
+}
+
+// appPodSpec: every pod requests 125m CPU, so a node's 30 pods leave 250m
+// free and the pending pod's 1 CPU needs 6 of them gone. The pods are
+// lean (about 780 bytes of JSON each: 123 MB for 150,000 pods, near the
+// issue's 104 MB): what the API server fills in by default is left out.
+func appPodSpec(app int) corev1.PodSpec {
+	grace := int64(30)
+	return corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "main", Image: "example.com/" + appName(app) + ":1.4",
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("125m"), corev1.ResourceMemory: resource.MustParse("256Mi")}}}},
+		TerminationGracePeriodSeconds: &grace, PriorityClassName: classes[appClass(app)].name,
+	}
+}
+
+// clusterPod is app's pod on node i. The pods of one priority on a node
+// started in the same second (the node came up with them), so the
+// scheduler's choice among them depends on its cache order.
+func clusterPod(i, app int) *corev1.Pod {
+	rs := appName(app) + "-" + appHash(app)
+	started := metav1.NewTime(Now.Add(-30*24*time.Hour + time.Duration(appClass(app))*time.Minute))
+	prio := classes[appClass(app)].value
+	p := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05d", rs, i), Namespace: ClusterNamespace, UID: uid("pod", i, app),
+			CreationTimestamp: started, Labels: map[string]string{"app": appName(app), "pod-template-hash": appHash(app)},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs, UID: uid("rs", app, 0),
+				Controller: ptrTo(true)}}},
+		Spec: appPodSpec(app),
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &started,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started}}}}
+	p.Spec.NodeName = nodeName(i)
+	p.Spec.Priority = &prio
+	return p
+}
+
+// pendingPod: priority class critical, 1 CPU, admitted and unschedulable.
+func pendingPod() *corev1.Pod {
+	prio := classes[3].value
+	policy := corev1.PreemptLowerPriority
+	created := metav1.NewTime(Now.Add(-time.Minute))
+	return &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: PendingPod, Namespace: ClusterNamespace, UID: uid("pod", 0, 999), CreationTimestamp: created,
+			Labels: map[string]string{"app": PendingPod}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "registry.example.com/urgent:1.0",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"),
+				corev1.ResourceMemory: resource.MustParse("1Gi")}}}},
+			RestartPolicy: corev1.RestartPolicyAlways, SchedulerName: corev1.DefaultSchedulerName,
+			PriorityClassName: "critical", Priority: &prio, PreemptionPolicy: &policy},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, QOSClass: corev1.PodQOSBurstable,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+				Message: "0/5000 nodes are available: 5000 Insufficient cpu.", LastTransitionTime: created}}}}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// WriteClusterJSON writes the cluster as one v1 List, one item per line.
+func WriteClusterJSON(w io.Writer, spec ClusterSpec) error {
+	bw := bufio.NewWriterSize(w, 1<<20) // keeps the first write error for Flush
+	_, _ = bw.WriteString("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n")
+	first := true
+	err := EachClusterObject(spec, func(o runtime.Object) error {
+		b, err := json.Marshal(o)
+		if err != nil {
+			return err
+		}
+		if !first {
+			_, _ = bw.WriteString(",\n")
+		}
+		first = false
+		_, _ = bw.Write(b)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	_, _ = bw.WriteString("\n    ],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n")
+	return bw.Flush()
+}

@@ -1,0 +1,42 @@
+// Command bigcluster writes issue 34's large cluster snapshot as one JSON
+// List: identical nodes of 4 CPUs, 30 pods on each (150,000 pods on the
+// default 5,000 nodes), the apps' Deployments, ReplicaSets and
+// PodDisruptionBudgets, PriorityClasses, and the pending pod apps/urgent
+// that must preempt. From test/:
+//
+//	go run ./perf/bigcluster -o /tmp/cluster.json [-nodes 5000]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/scale-preview/scale-preview/pkg/source/sourcetest"
+)
+
+func main() {
+	out := flag.String("o", "", "the file to write (required)")
+	nodes := flag.Int("nodes", sourcetest.ClusterSize.Nodes, "how many nodes (30 pods each)")
+	flag.Parse()
+	if *out == "" || *nodes <= 0 {
+		fmt.Fprintln(os.Stderr, "usage: bigcluster -o FILE [-nodes N]")
+		os.Exit(2)
+	}
+	if err := write(*out, sourcetest.ClusterSpec{Nodes: *nodes}); err != nil {
+		fmt.Fprintln(os.Stderr, "bigcluster:", err)
+		os.Exit(1)
+	}
+}
+
+func write(name string, spec sourcetest.ClusterSpec) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := sourcetest.WriteClusterJSON(f, spec); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,206 @@
+package perf
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scale-preview/scale-preview/pkg/source/sourcetest"
+	"github.com/scale-preview/scale-preview/test/internal/kubectlbuild"
+)
+
+// TestBigClusterSideBySide measures, in one run, the plugin on issue 34's
+// cluster (5,000 identical nodes, 150,000 pods; SCALE_PREVIEW_BIG_NODES
+// changes the size) beside `kubectl get pods -A -o json` of the same pods
+// from the same server and python3's json.load of the same file: wall
+// time, CPU time and peak RSS from /usr/bin/time -v, the median of
+// SCALE_PREVIEW_RUNS rounds (default 3), every case once per round so
+// that a change in the machine's load hits all of them alike. The live
+// cases read from listServer (an in-process server of pre-encoded pages,
+// protobuf or JSON as asked). It runs only when SCALE_PREVIEW_BIG names a
+// directory for the files; SCALE_PREVIEW_BIG_CASES (a regular expression)
+// picks cases by name. The figures go to docs/performance.md.
+func TestBigClusterSideBySide(t *testing.T) {
+	dir := os.Getenv("SCALE_PREVIEW_BIG")
+	if dir == "" {
+		t.Skip("set SCALE_PREVIEW_BIG to a directory to measure")
+	}
+	runs := envInt("SCALE_PREVIEW_RUNS", 3)
+	spec := sourcetest.ClusterSpec{Nodes: envInt("SCALE_PREVIEW_BIG_NODES", sourcetest.ClusterSize.Nodes)}
+	file := filepath.Join(dir, fmt.Sprintf("cluster-%d.json", spec.Nodes))
+	if err := writeOnce(file, spec); err != nil {
+		t.Fatal(err)
+	}
+	root, _ := filepath.Abs("../..")
+	plugin, kubectl := buildClients(t, root, dir)
+	srv, err := newListServer(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(kubeconfigFormat, srv.srv.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, what string }{
+		{"pod/NAME, offline (-f)", plugin + " pod/" + sourcetest.PendingPod + " -n " + sourcetest.ClusterNamespace + " -f " + file},
+		{"pod/NAME, live", plugin + " pod/" + sourcetest.PendingPod + " -n " + sourcetest.ClusterNamespace + " --kubeconfig " + kubeconfig},
+		{"kubectl get pods -A -o json, live", kubectl + " get pods -A -o json --kubeconfig " + kubeconfig},
+		{"python3 json.load of the file", "python3 -c import\x00json,sys;json.load(open(sys.argv[1])) " + file},
+	}
+	if help, _ := exec.Command(plugin, "drain", "--help").Output(); strings.Contains(string(help), "scale-preview drain") {
+		cases = append(cases,
+			struct{ name, what string }{"drain node-00000, offline (-f)", plugin + " drain node-00000 -f " + file},
+			struct{ name, what string }{"drain node-00000, live", plugin + " drain node-00000 --kubeconfig " + kubeconfig})
+	}
+	if re := os.Getenv("SCALE_PREVIEW_BIG_CASES"); re != "" {
+		keep := regexp.MustCompile(re)
+		cases = slices.DeleteFunc(cases, func(c struct{ name, what string }) bool { return !keep.MatchString(c.name) })
+	}
+	st, _ := os.Stat(file)
+	t.Logf("%d nodes, %d pods, %.0f MB of JSON; %d rounds; load before: %s", spec.Nodes, spec.Pods(), float64(st.Size())/1e6, runs, loadavg())
+	figures := make([][3][]float64, len(cases))
+	for round := range runs {
+		for i, c := range cases {
+			w, cpu, rss, err := timeV(argv(c.what), filepath.Join(dir, fmt.Sprintf("out-%d.txt", i)))
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			t.Logf("round %d: %s: %.2f s wall, %.2f s CPU, %.0f MB", round+1, c.name, w, cpu, rss)
+			figures[i][0], figures[i][1], figures[i][2] = append(figures[i][0], w), append(figures[i][1], cpu), append(figures[i][2], rss)
+		}
+	}
+	t.Logf("load after: %s", loadavg())
+	t.Logf("| case | wall s | CPU s | peak RSS MB |")
+	for i, c := range cases {
+		t.Logf("| %s | %.2f | %.2f | %.0f |", c.name, median(figures[i][0]), median(figures[i][1]), median(figures[i][2]))
+	}
+}
+
+const kubeconfigFormat = `apiVersion: v1
+kind: Config
+clusters:
+- name: big
+  cluster:
+    server: %s
+contexts:
+- name: big
+  context:
+    cluster: big
+    user: big
+current-context: big
+users:
+- name: big
+  user: {}
+`
+
+// argv splits on spaces; a NUL inside an argument stands for a space.
+func argv(s string) []string {
+	out := strings.Fields(s)
+	for i := range out {
+		out[i] = strings.ReplaceAll(out[i], "\x00", " ")
+	}
+	return out
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func writeOnce(name string, spec sourcetest.ClusterSpec) error {
+	if _, err := os.Stat(name); err == nil {
+		return nil
+	}
+	f, err := os.Create(name + ".tmp")
+	if err != nil {
+		return err
+	}
+	if err := sourcetest.WriteClusterJSON(f, spec); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(name+".tmp", name)
+}
+
+// buildClients builds the plugin, and kubectl of the pinned release unless
+// KUBECTL or test/.bin/kubectl (the e2e harness's) names one.
+func buildClients(t *testing.T, root, dir string) (plugin, kubectl string) {
+	plugin = filepath.Join(dir, "kubectl-scale_preview")
+	cmd := exec.Command("go", "build", "-o", plugin, "./cmd/kubectl-scale_preview")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the plugin: %v\n%s", err, b)
+	}
+	kubectl = os.Getenv("KUBECTL")
+	if kubectl == "" {
+		kubectl = filepath.Join(root, "test", ".bin", "kubectl")
+		if _, err := os.Stat(kubectl); err != nil {
+			kubectl = filepath.Join(dir, "kubectl")
+			if err := kubectlbuild.Build(root, kubectl); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return plugin, kubectl
+}
+
+var (
+	reUser = regexp.MustCompile(`User time \(seconds\): ([0-9.]+)`)
+	reSys  = regexp.MustCompile(`System time \(seconds\): ([0-9.]+)`)
+	reRSS  = regexp.MustCompile(`Maximum resident set size \(kbytes\): ([0-9]+)`)
+)
+
+// timeV runs argv under /usr/bin/time -v with its output to out: wall
+// seconds, user+system seconds, peak RSS in MB. Exit code 8 (something
+// undetermined, with --fail-if-uncertain) never happens here; any other
+// failure is an error.
+func timeV(argv []string, out string) (wall, cpu, rssMB float64, err error) {
+	f, err := os.Create(out)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer f.Close()
+	cmd := exec.Command("/usr/bin/time", append([]string{"-v"}, argv...)...)
+	cmd.Stdout = f
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err = cmd.Run(); err != nil {
+		s := stderr.String()
+		return 0, 0, 0, fmt.Errorf("%v: %s", err, s[max(0, len(s)-600):])
+	}
+	wall = time.Since(start).Seconds()
+	num := func(re *regexp.Regexp) float64 {
+		m := re.FindStringSubmatch(stderr.String())
+		if m == nil {
+			return 0
+		}
+		v, _ := strconv.ParseFloat(m[1], 64)
+		return v
+	}
+	return wall, num(reUser) + num(reSys), num(reRSS) / 1024, nil
+}
+
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
