@@ -150,6 +150,13 @@ func TestDrainNames(t *testing.T) {
 	if r.stdout != "pod/batch-5c4b-x\npod/web-7d9f-a\n" {
 		t.Errorf("%q", r.stdout)
 	}
+	// Victims outside the command's namespace: pod/NAME would name the
+	// wrong pods, so -o name refuses and says what to use.
+	r = cliRun(t, nil, nil, "drain", "node-1", "--ignore-daemonsets", "-f", drainFile, "-o", "name", "-n", "shop")
+	wantExit(t, r, ExitUsage)
+	if r.stdout != "" || !strings.Contains(r.stderr, "jsonpath") {
+		t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
+	}
 }
 
 func TestDrainLayouts(t *testing.T) {

@@ -237,6 +237,21 @@ func (o *Options) Complete(c *cobra.Command, args []string) error {
 	if err := o.completePrinter(); err != nil {
 		return err
 	}
+	if o.ref, err = o.resolve(arg); err != nil {
+		return err
+	}
+	o.ref.Namespace = o.commandNamespace()
+	o.completeJob(c)
+	if !o.replicasSet && o.ref.Kind == snapshot.HorizontalPodAutoscaler {
+		// Without --replicas an autoscaler previews its own next step.
+		o.Replicas, o.replicasSet, o.recommend = workload.UseRecommendation, true, true
+	}
+	return o.completeRules()
+}
+
+// commandNamespace is the namespace the command runs in: -n, else the
+// context's; offline, -n even where the kubeconfig cannot be loaded.
+func (o *Options) commandNamespace() string {
 	ns, explicit, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
 	if err != nil || ns == "" {
 		ns = "default"
@@ -244,16 +259,7 @@ func (o *Options) Complete(c *cobra.Command, args []string) error {
 	if o.offline() && !explicit && o.configFlags.Namespace != nil && *o.configFlags.Namespace != "" {
 		ns = *o.configFlags.Namespace
 	}
-	if o.ref, err = o.resolve(arg); err != nil {
-		return err
-	}
-	o.ref.Namespace = ns
-	o.completeJob(c)
-	if !o.replicasSet && o.ref.Kind == snapshot.HorizontalPodAutoscaler {
-		// Without --replicas an autoscaler previews its own next step.
-		o.Replicas, o.replicasSet, o.recommend = workload.UseRecommendation, true, true
-	}
-	return o.completeRules()
+	return ns
 }
 
 func (o *Options) offline() bool { return len(o.Filenames) > 0 && !o.Desired }

@@ -65,7 +65,8 @@ func (o *DrainOptions) printDrain(pred *prediction.Prediction) error {
 	case o.printer != nil:
 		return o.printer.PrintObj(pred, o.Out)
 	case *o.PrintFlags.OutputFormat == "name":
-		return printer.DrainNames(o.Out, pred)
+		o.ref.Namespace = o.commandNamespace()
+		return o.printNames(pred)
 	default:
 		return printer.DrainTable(o.Out, pred, o.width(o.Out))
 	}

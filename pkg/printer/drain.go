@@ -125,24 +125,3 @@ func replacements(pw *paragraphs, rs []prediction.DrainReplacement, width int) {
 	}
 	printGrid(pw, t, width)
 }
-
-// DrainNames prints the victims as pod/NAME in drain order; when they
-// span namespaces each line adds -n NAMESPACE (for xargs -L1 kubectl).
-func DrainNames(w io.Writer, p *prediction.Prediction) error {
-	namespaces := map[string]bool{}
-	for _, v := range p.Victims {
-		ns, _, _ := strings.Cut(v, "/")
-		namespaces[ns] = true
-	}
-	for _, v := range p.Victims {
-		ns, name, _ := strings.Cut(v, "/")
-		line := "pod/" + name
-		if len(namespaces) > 1 {
-			line += " -n " + ns
-		}
-		if _, err := fmt.Fprintln(w, line); err != nil {
-			return err
-		}
-	}
-	return nil
-}
