@@ -23,10 +23,30 @@ export CGO_ENABLED
 .PHONY: build test check check-long unit conformance conformance-short conformance-long \
 	e2e e2e-short e2e-check demo lint unit-full bench fuzz inprocess inprocess-check inprocess-long
 
+# `go test` vets every package it builds and, for vet's facts, every
+# dependency too: cold, that type-checks all of client-go and
+# k8s.io/kubernetes a second time. golangci-lint's govet runs every vet
+# analyzer in `lint`, so the tests skip theirs.
+export GOFLAGS := $(strip $(GOFLAGS) -vet=off)
+
+# The suites run one after another; golangci-lint is built and the test
+# module's dependencies are downloaded beside them (both wait mostly on the
+# network or leave a core idle while a test links or waits on latency).
 # lint runs last: golangci-lint type-checks from the packages the tests
 # compiled into the Go build cache (about half a minute then; first, it
 # compiled them itself, minutes cold).
-test: unit conformance-short inprocess lint
+test:
+	@$(MAKE) --no-print-directory -j3 test-suites lint-tools test-module-download
+	@$(MAKE) --no-print-directory lint
+
+.PHONY: test-suites test-module-download
+test-suites:
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory conformance-short
+	@$(MAKE) --no-print-directory inprocess
+
+test-module-download:
+	cd test && $(GO) mod download
 
 check: test unit-full inprocess-check e2e-check packaging-check
 
