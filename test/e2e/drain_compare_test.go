@@ -127,8 +127,8 @@ func (c *drainComparison) compareNode(o drainNodeObserved, outcome string, evict
 }
 
 // compareReplacements compares, per owner, how many replacements were
-// created and scheduled and, where the prediction names a certain node,
-// where they went. A group with an uncertain entry is only counted.
+// created and scheduled (determined when the whole answer is certain) and,
+// where a replacement itself is certain, the node it went to.
 func (c *drainComparison) compareReplacements(p *drainPrediction, got map[string][]string, owners map[string]string) {
 	want := map[string][]drainPredictedReplacement{}
 	for _, r := range p.Drain.Replacements {
@@ -137,7 +137,7 @@ func (c *drainComparison) compareReplacements(p *drainPrediction, got map[string
 		}
 	}
 	for owner, rs := range want {
-		if slices.ContainsFunc(rs, func(r drainPredictedReplacement) bool { return !boolOr(r.Certain, p.Certain) }) {
+		if !p.Certain {
 			c.groupsUncert++
 			continue
 		}
@@ -148,7 +148,7 @@ func (c *drainComparison) compareReplacements(p *drainPrediction, got map[string
 			if r.Node != "" || len(r.Candidates) > 0 {
 				scheduled++
 			}
-			if r.Node != "" {
+			if r.Node != "" && boolOr(r.Certain, true) {
 				wantNodes = append(wantNodes, r.Node)
 			}
 		}
@@ -160,11 +160,17 @@ func (c *drainComparison) compareReplacements(p *drainPrediction, got map[string
 			}
 		}
 		if len(real) != len(rs) || realScheduled != scheduled {
-			c.differ("%s: predicted %d replacements, %d scheduled (%v); real %d, %d scheduled (%v)", owner, len(rs), scheduled, wantNodes, len(real), realScheduled, real)
+			c.differ("%s: predicted %d replacements, %d scheduled; real %d, %d scheduled (nodes %q)", owner, len(rs), scheduled, len(real), realScheduled, real)
 			continue
 		}
 		if !subMultiset(wantNodes, real) {
-			c.differ("%s: predicted replacement nodes %v, real %v", owner, sorted(wantNodes), real)
+			c.differ("%s: predicted replacement nodes %v (certain), real %v", owner, sorted(wantNodes), real)
+		}
+	}
+	// Owners that made replacements the prediction does not list.
+	for owner, nodes := range got {
+		if _, ok := want[owner]; !ok && p.Certain {
+			c.differ("%s: %d replacements (nodes %q) that the prediction does not list", owner, len(nodes), nodes)
 		}
 	}
 }
