@@ -39,6 +39,7 @@ type drainWorkload struct {
 	grace      int64
 	parallel   bool // StatefulSet podManagementPolicy Parallel
 	placement  []string
+	slot       map[string]int // pod name -> its index in placement, in the order the pods appeared
 }
 
 type drainPDB struct {

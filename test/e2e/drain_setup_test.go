@@ -131,19 +131,29 @@ func (s *drainScenario) bindWorkload(ctx context.Context, c kubernetes.Interface
 	if err != nil {
 		return 0, err
 	}
+	// A controller creates its pods in batches: each pod keeps the slot it
+	// got when it first appeared.
 	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
+	if w.slot == nil {
+		w.slot = map[string]int{}
+	}
 	bound := 0
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if i >= len(w.placement) {
-			break
+		slot, ok := w.slot[p.Name]
+		if !ok {
+			if len(w.slot) >= len(w.placement) {
+				continue
+			}
+			slot = len(w.slot)
+			w.slot[p.Name] = slot
 		}
 		if p.Spec.NodeName == "" {
-			if err := bindPod(ctx, c, s.ns, p.Name, w.placement[i]); err != nil {
+			if err := bindPod(ctx, c, s.ns, p.Name, w.placement[slot]); err != nil {
 				return bound, err
 			}
 		}
-		if i < w.unready && p.Labels[drainNeverReadyLabel] != "true" {
+		if slot < w.unready && p.Labels[drainNeverReadyLabel] != "true" {
 			patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"true"}}}`, drainNeverReadyLabel)
 			if _, err := c.CoreV1().Pods(s.ns).Patch(ctx, p.Name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
 				return bound, err
