@@ -108,6 +108,7 @@ func NewCommand(o *Options) *cobra.Command {
 		return withCode(ExitUsage, "%s; see kubectl scale-preview --help", msg)
 	})
 	o.addFlags(c)
+	c.AddCommand(newDrainCommand(o))
 	registerCompletions(c, o)
 	return c
 }

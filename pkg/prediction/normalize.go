@@ -36,6 +36,9 @@ func (p *Prediction) Normalize() {
 		nonNil(&im.Nodes)
 		nonNil(&im.Zones)
 	}
+	if p.Drain != nil {
+		p.Drain.normalize()
+	}
 	if st := p.Steering; st != nil {
 		nonNil(&st.Wanted)
 		nonNil(&st.Annotations)

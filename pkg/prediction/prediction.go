@@ -63,6 +63,8 @@ type Prediction struct {
 	// NominatedNode and Preemption: the target is a pending Pod (preemption.go).
 	NominatedNode string      `json:"nominatedNode,omitempty"`
 	Preemption    *Preemption `json:"preemption,omitempty"`
+	// Drain is set when the command is drain NODE... (drain.go).
+	Drain *Drain `json:"drain,omitempty"`
 
 	Warnings []string `json:"warnings"`
 	// Incomplete says why the input may not show the whole workload at one

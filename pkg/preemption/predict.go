@@ -1,5 +1,5 @@
 // Package preemption predicts what kube-scheduler's DefaultPreemption
-// PostFilter does for a pod that fits on no node: whether it may preempt,
+// PostFilter does for a pod that scheduling.Fits on no node: whether it may preempt,
 // the node it nominates and the pods it deletes there, with the criterion
 // that decided the node. It reimplements pkg/scheduler/framework/preemption
 // and the Filter plugins whose answer changes when pods are removed; it
@@ -11,19 +11,21 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/scale-preview/scale-preview/pkg/disruption"
 	"github.com/scale-preview/scale-preview/pkg/rules"
+	"github.com/scale-preview/scale-preview/pkg/scheduling"
 )
+
+// cluster is the scheduler's view with the preemption steps on it.
+type cluster struct{ *scheduling.Cluster }
 
 // Input is everything the scheduler reads for one preemption attempt.
 type Input struct {
@@ -35,7 +37,7 @@ type Input struct {
 	// Namespaces are needed only for namespaceSelectors in inter-pod
 	// (anti-)affinity; nil means they were not read.
 	Namespaces []*corev1.Namespace
-	// Preemptor is the pending pod, its spec.priority resolved (see
+	// Preemptor is the pending pod, its spec.Priority resolved (see
 	// ResolvePriority for a manifest).
 	Preemptor *corev1.Pod
 	Rules     rules.SchedulerRules
@@ -87,7 +89,7 @@ const (
 
 // Result is the prediction.
 type Result struct {
-	// FitsOn lists nodes where the pod fits without preemption: the
+	// FitsOn lists nodes where the pod scheduling.Fits without preemption: the
 	// scheduler binds it and preempts nothing.
 	FitsOn []string
 	// Eligible is false when the pod may not preempt; Reason says why.
@@ -125,42 +127,43 @@ func Predict(in Input) (*Result, error) {
 	if len(in.Nodes) == 0 {
 		return nil, ErrNoNodes
 	}
-	c, err := newCluster(in)
+	sc, err := scheduling.NewCluster(scheduling.Input{Nodes: in.Nodes, Pods: in.Pods, Namespaces: in.Namespaces, Pod: in.Preemptor, Rules: in.Rules})
 	if err != nil {
 		return nil, err
 	}
+	c := &cluster{sc}
 	res := &Result{Excluded: map[string]string{}, Certain: true}
-	c.unmodelled = append(c.unmodelled, in.Unmodelled...)
-	c.unmodelled = append(c.unmodelled, unmodelledSpec(in.Preemptor)...)
+	c.Unmodelled = append(c.Unmodelled, in.Unmodelled...)
+	c.Unmodelled = append(c.Unmodelled, scheduling.UnmodelledSpec(in.Preemptor)...)
 
-	statuses := make([]verdict, len(c.nodes))
-	for i, n := range c.nodes {
-		statuses[i] = c.filterWithNominated(n)
-		if statuses[i].code == fits {
-			res.FitsOn = append(res.FitsOn, n.node.Name)
+	statuses := make([]scheduling.Verdict, len(c.Nodes))
+	for i, n := range c.Nodes {
+		statuses[i] = c.FilterWithNominated(n)
+		if statuses[i].Code == scheduling.Fits {
+			res.FitsOn = append(res.FitsOn, n.Node.Name)
 		}
 	}
 	defer func() {
-		if len(c.unmodelled) > 0 {
+		if len(c.Unmodelled) > 0 {
 			res.Certain = false
-			res.Uncertain = append(c.unmodelled, res.Uncertain...)
+			res.Uncertain = append(c.Unmodelled, res.Uncertain...)
 		}
 	}()
 	if len(res.FitsOn) > 0 {
 		res.Eligible = true
-		res.Reason = "the pod fits without preemption"
+		res.Reason = "the pod scheduling.Fits without preemption"
 		return res, nil
 	}
 	res.Eligible, res.Reason = c.eligible(in.Preemptor, statuses)
 	if !res.Eligible {
 		return res, nil
 	}
-	var potential []*nodeState
-	for i, n := range c.nodes {
-		if statuses[i].code == unschedulable {
+	var potential []*scheduling.NodeState
+	for i, n := range c.Nodes {
+		if statuses[i].Code == scheduling.Unschedulable {
 			potential = append(potential, n)
 		} else {
-			res.Excluded[n.node.Name] = statuses[i].reason
+			res.Excluded[n.Node.Name] = statuses[i].Reason
 		}
 	}
 	res.PotentialNodes = len(potential)
@@ -168,17 +171,17 @@ func Predict(in Input) (*Result, error) {
 		res.Reason = "preemption is not helpful: no node fails only filters that removing pods can fix"
 		return res, nil
 	}
-	pdbs := parsePDBs(in.PDBs)
+	pdbs := schedulerBudgets(in.PDBs)
 	cands := map[string]*Candidate{}
-	candidate := func(n *nodeState) *Candidate {
-		if cd, ok := cands[n.node.Name]; ok {
+	candidate := func(n *scheduling.NodeState) *Candidate {
+		if cd, ok := cands[n.Node.Name]; ok {
 			return cd
 		}
 		cd, why := c.selectVictims(n, pdbs, res)
 		if cd == nil {
-			res.Excluded[n.node.Name] = why
+			res.Excluded[n.Node.Name] = why
 		}
-		cands[n.node.Name] = cd
+		cands[n.Node.Name] = cd
 		return cd
 	}
 	num := numCandidates(int32(len(potential)), in.Rules)
@@ -229,7 +232,7 @@ func Predict(in Input) (*Result, error) {
 		sortOutcomes(res.Outcomes)
 	}
 	for _, n := range potential {
-		if cd := cands[n.node.Name]; cd != nil {
+		if cd := cands[n.Node.Name]; cd != nil {
 			res.Candidates = append(res.Candidates, *cd)
 		}
 	}
@@ -251,7 +254,7 @@ func numCandidates(nodes int32, r rules.SchedulerRules) int32 {
 }
 
 // eligible is PodEligibleToPreemptOthers.
-func (c *cluster) eligible(pod *corev1.Pod, statuses []verdict) (bool, string) {
+func (c *cluster) eligible(pod *corev1.Pod, statuses []scheduling.Verdict) (bool, string) {
 	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == corev1.PreemptNever {
 		return false, "the pod's preemptionPolicy is Never"
 	}
@@ -259,16 +262,16 @@ func (c *cluster) eligible(pod *corev1.Pod, statuses []verdict) (bool, string) {
 	if nom == "" {
 		return true, ""
 	}
-	n := c.byName[nom]
+	n := c.ByName[nom]
 	if n == nil {
 		return true, ""
 	}
-	if statuses[slices.Index(c.nodes, n)].code == unresolvable {
+	if statuses[slices.Index(c.Nodes, n)].Code == scheduling.Unresolvable {
 		return true, ""
 	}
-	for _, p := range n.pods {
-		if p.priority < c.pre.priority && c.terminatingByPreemption(p.pod) {
-			return false, fmt.Sprintf("pod %s/%s on the nominated node %s is still terminating after an earlier preemption", p.pod.Namespace, p.pod.Name, nom)
+	for _, p := range n.Pods {
+		if p.Priority < c.Pre.Priority && c.terminatingByPreemption(p.Pod) {
+			return false, fmt.Sprintf("pod %s/%s on the nominated node %s is still terminating after an earlier preemption", p.Pod.Namespace, p.Pod.Name, nom)
 		}
 	}
 	return true, ""
@@ -278,7 +281,7 @@ func (c *cluster) terminatingByPreemption(p *corev1.Pod) bool {
 	if p.DeletionTimestamp == nil {
 		return false
 	}
-	if !c.rules.TerminatingNeedsPreemptionCondition {
+	if !c.Rules.TerminatingNeedsPreemptionCondition {
 		return true
 	}
 	for _, cond := range p.Status.Conditions {
@@ -289,33 +292,26 @@ func (c *cluster) terminatingByPreemption(p *corev1.Pod) bool {
 	return false
 }
 
-type pdb struct {
-	name, namespace string
-	selector        labels.Selector
-	allowed         int32
-	disrupted       map[string]metav1.Time
-}
-
-func parsePDBs(in []*policyv1.PodDisruptionBudget) []pdb {
-	out := make([]pdb, 0, len(in))
-	for _, p := range in {
-		sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
-		if err != nil {
-			continue // the scheduler skips a budget it cannot parse
+// schedulerBudgets are the budgets the scheduler reads: it skips one whose
+// selector does not parse.
+func schedulerBudgets(in []*policyv1.PodDisruptionBudget) []*disruption.Budget {
+	var out []*disruption.Budget
+	for _, b := range disruption.Parse(in) {
+		if b.Selector != nil {
+			out = append(out, b)
 		}
-		out = append(out, pdb{name: p.Name, namespace: p.Namespace, selector: sel, allowed: p.Status.DisruptionsAllowed, disrupted: p.Status.DisruptedPods})
 	}
 	return out
 }
 
 // moreImportant is MoreImportantVictim for single pods: higher priority,
 // then earlier start (a pod without a start time starts "now").
-func moreImportant(a, b *podInfo) bool {
-	if a.priority != b.priority {
-		return a.priority > b.priority
+func moreImportant(a, b *scheduling.PodInfo) bool {
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
 	}
-	ta, oka := a.startTime()
-	tb, okb := b.startTime()
+	ta, oka := a.StartTime()
+	tb, okb := b.StartTime()
 	switch {
 	case oka && okb:
 		return ta.Before(tb)
@@ -325,14 +321,14 @@ func moreImportant(a, b *podInfo) bool {
 	return false
 }
 
-func sameRank(a, b *podInfo) bool { return !moreImportant(a, b) && !moreImportant(b, a) }
+func sameRank(a, b *scheduling.PodInfo) bool { return !moreImportant(a, b) && !moreImportant(b, a) }
 
 // selectVictims is SelectVictimsOnNode; nil and the reason when the node
 // is no candidate.
-func (c *cluster) selectVictims(n *nodeState, pdbs []pdb, res *Result) (*Candidate, string) {
-	var potential []*podInfo
-	for _, p := range n.pods {
-		if p.priority < c.pre.priority {
+func (c *cluster) selectVictims(n *scheduling.NodeState, pdbs []*disruption.Budget, res *Result) (*Candidate, string) {
+	var potential []*scheduling.PodInfo
+	for _, p := range n.Pods {
+		if p.Priority < c.Pre.Priority {
 			potential = append(potential, p)
 		}
 	}
@@ -351,11 +347,11 @@ func (c *cluster) selectVictims(n *nodeState, pdbs []pdb, res *Result) (*Candida
 		slices.Reverse(rev)
 		alt, _, _ := c.reprieve(n, rev, pdbs)
 		if !sameVictims(victims, alt) {
-			res.Uncertain = append(res.Uncertain, fmt.Sprintf("on node %s pods of equal priority and start time compete to be spared: which ones the scheduler deletes depends on its cache order", n.node.Name))
+			res.Uncertain = append(res.Uncertain, fmt.Sprintf("on node %s pods of equal priority and start time compete to be spared: which ones the scheduler deletes depends on its cache order", n.Node.Name))
 			res.Certain = false
 		}
 	}
-	cd := &Candidate{Node: n.node.Name, PDBViolations: len(violations)}
+	cd := &Candidate{Node: n.Node.Name, PDBViolations: len(violations)}
 	for _, v := range victims {
 		vic := c.victim(v, pdbs)
 		vic.Violates = violations[v]
@@ -364,7 +360,7 @@ func (c *cluster) selectVictims(n *nodeState, pdbs []pdb, res *Result) (*Candida
 	return cd, ""
 }
 
-func hasTies(ps []*podInfo) bool {
+func hasTies(ps []*scheduling.PodInfo) bool {
 	for i := range ps {
 		for j := i + 1; j < len(ps); j++ {
 			if sameRank(ps[i], ps[j]) {
@@ -375,11 +371,11 @@ func hasTies(ps []*podInfo) bool {
 	return false
 }
 
-func sameVictims(a, b []*podInfo) bool {
+func sameVictims(a, b []*scheduling.PodInfo) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	set := map[*podInfo]bool{}
+	set := map[*scheduling.PodInfo]bool{}
 	for _, p := range a {
 		set[p] = true
 	}
@@ -391,40 +387,40 @@ func sameVictims(a, b []*podInfo) bool {
 	return true
 }
 
-func (c *cluster) victim(p *podInfo, pdbs []pdb) Victim {
-	v := Victim{Pod: p.pod, Priority: p.priority}
+func (c *cluster) victim(p *scheduling.PodInfo, pdbs []*disruption.Budget) Victim {
+	v := Victim{Pod: p.Pod, Priority: p.Priority}
 	for _, b := range pdbs {
-		if b.namespace == p.pod.Namespace && !b.selector.Empty() && len(p.pod.Labels) > 0 && b.selector.Matches(labels.Set(p.pod.Labels)) {
-			v.PDBs = append(v.PDBs, b.name)
+		if b.SchedulerSelects(p.Pod) {
+			v.PDBs = append(v.PDBs, b.PDB.Name)
 		}
 	}
 	return v
 }
 
-// reprieve removes every potential victim, checks the pod fits, then adds
+// reprieve removes every potential victim, checks the pod scheduling.Fits, then adds
 // them back one by one (PDB-violating first, most important first) while
-// it still fits. It leaves the node as it found it.
-func (c *cluster) reprieve(n *nodeState, potential []*podInfo, pdbs []pdb) ([]*podInfo, map[*podInfo]bool, string) {
+// it still scheduling.Fits. It leaves the node as it found it.
+func (c *cluster) reprieve(n *scheduling.NodeState, potential []*scheduling.PodInfo, pdbs []*disruption.Budget) ([]*scheduling.PodInfo, map[*scheduling.PodInfo]bool, string) {
 	for _, p := range potential {
-		c.move(p, n, -1)
+		c.Move(p, n, -1)
 	}
-	if v := c.filterWithNominated(n); v.code != fits {
+	if v := c.FilterWithNominated(n); v.Code != scheduling.Fits {
 		for _, p := range potential {
-			c.move(p, n, 1)
+			c.Move(p, n, 1)
 		}
-		return nil, nil, "does not fit even with all lower-priority pods removed: " + v.reason
+		return nil, nil, "does not fit even with all lower-priority pods removed: " + v.Reason
 	}
 	sorted := slices.Clone(potential)
 	sort.SliceStable(sorted, func(i, j int) bool { return moreImportant(sorted[i], sorted[j]) })
 	violating, nonViolating := splitByPDB(sorted, pdbs)
-	var victims []*podInfo
-	violations := map[*podInfo]bool{}
-	try := func(p *podInfo) bool {
-		c.move(p, n, 1)
-		if c.filterWithNominated(n).code == fits {
+	var victims []*scheduling.PodInfo
+	violations := map[*scheduling.PodInfo]bool{}
+	try := func(p *scheduling.PodInfo) bool {
+		c.Move(p, n, 1)
+		if c.FilterWithNominated(n).Code == scheduling.Fits {
 			return true
 		}
-		c.move(p, n, -1)
+		c.Move(p, n, -1)
 		victims = append(victims, p)
 		return false
 	}
@@ -437,32 +433,32 @@ func (c *cluster) reprieve(n *nodeState, potential []*podInfo, pdbs []pdb) ([]*p
 		try(p)
 	}
 	for _, p := range victims {
-		c.move(p, n, 1)
+		c.Move(p, n, 1)
 	}
-	if c.rules.VictimsSortedAfterReprieve && len(violating) > 0 && len(nonViolating) > 0 {
+	if c.Rules.VictimsSortedAfterReprieve && len(violating) > 0 && len(nonViolating) > 0 {
 		sort.SliceStable(victims, func(i, j int) bool { return moreImportant(victims[i], victims[j]) })
 	}
 	if len(victims) == 0 {
-		return nil, nil, "fits after reprieving every pod (the scheduler reports an error)"
+		return nil, nil, "scheduling.Fits after reprieving every pod (the scheduler reports an error)"
 	}
 	return victims, violations, ""
 }
 
 // splitByPDB is FilterVictimsWithPDBViolation: budgets are spent in the
 // victims' order; a pod violates at the first budget that goes negative.
-func splitByPDB(sorted []*podInfo, pdbs []pdb) (violating, nonViolating []*podInfo) {
+func splitByPDB(sorted []*scheduling.PodInfo, pdbs []*disruption.Budget) (violating, nonViolating []*scheduling.PodInfo) {
 	allowed := make([]int32, len(pdbs))
 	for i, b := range pdbs {
-		allowed[i] = b.allowed
+		allowed[i] = b.PDB.Status.DisruptionsAllowed
 	}
 	for _, p := range sorted {
 		violates := false
-		if len(p.pod.Labels) > 0 {
+		if len(p.Pod.Labels) > 0 {
 			for i, b := range pdbs {
-				if b.namespace != p.pod.Namespace || b.selector.Empty() || !b.selector.Matches(labels.Set(p.pod.Labels)) {
+				if !b.SchedulerSelects(p.Pod) {
 					continue
 				}
-				if _, ok := b.disrupted[p.pod.Name]; ok {
+				if _, ok := b.PDB.Status.DisruptedPods[p.Pod.Name]; ok {
 					continue
 				}
 				allowed[i]--
@@ -627,45 +623,4 @@ func criterionValue(k int, cd *Candidate, s int64) string {
 	default:
 		return fmt.Sprint(-s)
 	}
-}
-
-// unmodelledSpec names the parts of the pod's spec whose filters this
-// package does not model.
-func unmodelledSpec(p *corev1.Pod) []string {
-	var out []string
-	for _, v := range p.Spec.Volumes {
-		switch {
-		case v.ConfigMap != nil, v.Secret != nil, v.EmptyDir != nil, v.DownwardAPI != nil, v.Projected != nil, v.HostPath != nil, v.Image != nil:
-		default:
-			out = appendOnce(out, fmt.Sprintf("volume %q: volume limits, binding, zones and restrictions are not modelled", v.Name))
-		}
-	}
-	if len(p.Spec.ResourceClaims) > 0 {
-		out = append(out, "resource claims (dynamic resource allocation) are not modelled")
-	}
-	for _, t := range p.Spec.Tolerations {
-		if t.Operator != "" && t.Operator != corev1.TolerationOpEqual && t.Operator != corev1.TolerationOpExists {
-			out = append(out, fmt.Sprintf("toleration operator %s is not modelled", t.Operator))
-		}
-	}
-	if p.Spec.RuntimeClassName != nil && p.Spec.Overhead == nil && p.Spec.NodeName == "" && p.UID == "" {
-		out = append(out, fmt.Sprintf("runtimeClassName %q: the overhead admission would add is not known offline", *p.Spec.RuntimeClassName))
-	}
-	if a := p.Spec.Affinity; a != nil {
-		for _, t := range slices.Concat(requiredAffinity(p), requiredAntiAffinity(p)) {
-			if len(t.MatchLabelKeys) > 0 || len(t.MismatchLabelKeys) > 0 {
-				out = appendOnce(out, "matchLabelKeys/mismatchLabelKeys in inter-pod affinity are not modelled")
-			}
-		}
-	}
-	if p.Spec.SchedulingGroup != nil {
-		out = append(out, "pods of a scheduling group (workload-aware preemption) are not modelled")
-	}
-	return out
-}
-
-func join(s []string) string { return strings.Join(s, ", ") }
-
-func sortedNames(m map[corev1.ResourceName]int64) []corev1.ResourceName {
-	return slices.Sorted(maps.Keys(m))
 }

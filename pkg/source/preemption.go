@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/pager"
+
+	"github.com/scale-preview/scale-preview/pkg/disruption"
 )
 
 // Cluster is what the scheduler reads for one preemption: every node, pod,
@@ -28,6 +30,8 @@ type Cluster struct {
 	PDBs            []*policyv1.PodDisruptionBudget
 	PriorityClasses []*schedulingv1.PriorityClass
 	Namespaces      []*corev1.Namespace // nil when not read
+	// Workloads are the pods' owners; only the drain reads them.
+	Workloads disruption.Workloads
 	// Kinds says which kinds the files held, so that a missing node list
 	// can be told from an empty one.
 	Kinds map[string]bool
@@ -100,6 +104,8 @@ func (c *Cluster) add(obj runtime.Object, ns string) {
 		c.PriorityClasses, c.Kinds["PriorityClass"] = append(c.PriorityClasses, o), true
 	case *corev1.Namespace:
 		c.Namespaces, c.Kinds["Namespace"] = append(c.Namespaces, o), true
+	default:
+		c.addWorkload(obj, ns)
 	}
 }
 
@@ -108,10 +114,16 @@ func (c *Cluster) add(obj runtime.Object, ns string) {
 type PermissionError struct {
 	What string
 	Err  error
+	// Purpose is what needs the read; "" is preemption.
+	Purpose string
 }
 
 func (e *PermissionError) Error() string {
-	return fmt.Sprintf("%s is forbidden (%v): predicting preemption needs %s", e.What, e.Err, e.What)
+	purpose := e.Purpose
+	if purpose == "" {
+		purpose = "predicting preemption"
+	}
+	return fmt.Sprintf("%s is forbidden (%v): %s needs %s", e.What, e.Err, purpose, e.What)
 }
 func (e *PermissionError) Unwrap() error { return e.Err }
 

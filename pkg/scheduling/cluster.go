@@ -1,4 +1,4 @@
-package preemption
+package scheduling
 
 import (
 	"fmt"
@@ -14,19 +14,19 @@ import (
 	"github.com/scale-preview/scale-preview/pkg/rules"
 )
 
-// cluster is the scheduler's snapshot plus the preemptor's PreFilter state
+// Cluster is the scheduler's snapshot plus the preemptor's PreFilter state
 // (inter-pod affinity counts, topology spread counts). Fit checks change
 // it in place and undo their changes.
-type cluster struct {
-	rules     rules.SchedulerRules
-	pre       *podInfo
+type Cluster struct {
+	Rules     rules.SchedulerRules
+	Pre       *PodInfo
 	preLabels labels.Set
 	preAff    nodeaffinity.RequiredNodeAffinity
 	affTerms  []term
 	antiTerms []term
 	nsLabels  map[string]labels.Set // nil: namespaces unknown
-	nodes     []*nodeState          // in the scheduler's snapshot order
-	byName    map[string]*nodeState
+	Nodes     []*NodeState          // in the scheduler's snapshot order
+	ByName    map[string]*NodeState
 
 	affinityOn   bool // InterPodAffinity PreFilter did not skip
 	existingAnti counts
@@ -34,45 +34,46 @@ type cluster struct {
 	antiCounts   counts
 	spread       []*spreadConstraint
 
-	unmodelled []string
+	Unmodelled []string
 }
 
-func (c *cluster) note(format string, args ...any) {
+func (c *Cluster) Note(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	if !slices.Contains(c.unmodelled, msg) {
-		c.unmodelled = append(c.unmodelled, msg)
+	if !slices.Contains(c.Unmodelled, msg) {
+		c.Unmodelled = append(c.Unmodelled, msg)
 	}
 }
 
-func (c *cluster) preNsLabels() labels.Set {
+func (c *Cluster) preNsLabels() labels.Set {
 	if c.nsLabels == nil {
 		return nil
 	}
-	return c.nsLabels[c.pre.pod.Namespace]
+	return c.nsLabels[c.Pre.Pod.Namespace]
 }
 
-func newCluster(in Input) (*cluster, error) {
+// NewCluster builds the scheduler's view for scheduling in.Pod.
+func NewCluster(in Input) (*Cluster, error) {
 	r := in.Rules
-	pre, err := newPodInfo(in.Preemptor, r, false, nil)
+	pre, err := newPodInfo(in.Pod, r, false, nil)
 	if err != nil {
-		return nil, fmt.Errorf("pod %s/%s: %w", in.Preemptor.Namespace, in.Preemptor.Name, err)
+		return nil, fmt.Errorf("pod %s/%s: %w", in.Pod.Namespace, in.Pod.Name, err)
 	}
-	c := &cluster{rules: r, pre: pre, preLabels: labels.Set(in.Preemptor.Labels), byName: map[string]*nodeState{},
-		preAff: nodeaffinity.GetRequiredNodeAffinity(in.Preemptor)}
+	c := &Cluster{Rules: r, Pre: pre, preLabels: labels.Set(in.Pod.Labels), ByName: map[string]*NodeState{},
+		preAff: nodeaffinity.GetRequiredNodeAffinity(in.Pod)}
 	if in.Namespaces != nil {
 		c.nsLabels = map[string]labels.Set{}
 		for _, ns := range in.Namespaces {
 			c.nsLabels[ns.Name] = labels.Set(ns.Labels)
 		}
 	}
-	if c.affTerms, err = termsOf(in.Preemptor, requiredAffinity(in.Preemptor)); err != nil {
+	if c.affTerms, err = termsOf(in.Pod, requiredAffinity(in.Pod)); err != nil {
 		return nil, err
 	}
 	c.antiTerms = pre.antiTerms
 	for _, t := range append(slices.Clone(c.affTerms), c.antiTerms...) {
 		if t.needsNsLabels {
 			if c.nsLabels == nil {
-				c.note("inter-pod (anti-)affinity with a namespaceSelector needs the namespaces' labels, which were not read")
+				c.Note("inter-pod (anti-)affinity with a namespaceSelector needs the namespaces' labels, which were not read")
 			} else {
 				for ns, l := range c.nsLabels {
 					if t.nsSelector.Matches(l) {
@@ -97,17 +98,17 @@ func newCluster(in Input) (*cluster, error) {
 
 	for _, n := range orderNodes(in.Nodes) {
 		ns := newNodeState(n)
-		ns.static = staticFailure(in.Preemptor, n, c.preAff)
-		c.nodes = append(c.nodes, ns)
-		c.byName[n.Name] = ns
+		ns.static = staticFailure(in.Pod, n, c.preAff)
+		c.Nodes = append(c.Nodes, ns)
+		c.ByName[n.Name] = ns
 	}
-	prePrio := pre.priority
+	prePrio := pre.Priority
 	scratch := corev1.ResourceList{}
 	for i, p := range in.Pods {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue // the scheduler's informer does not see finished pods
 		}
-		if p.UID == in.Preemptor.UID && p.Namespace == in.Preemptor.Namespace && p.Name == in.Preemptor.Name {
+		if p.UID == in.Pod.UID && p.Namespace == in.Pod.Namespace && p.Name == in.Pod.Name {
 			continue
 		}
 		if p.Spec.NodeName == "" {
@@ -115,17 +116,17 @@ func newCluster(in Input) (*cluster, error) {
 			if nom == "" || corev1helpers.PodPriority(p) < prePrio {
 				continue
 			}
-			if n := c.byName[nom]; n != nil {
+			if n := c.ByName[nom]; n != nil {
 				pi, err := newPodInfo(p, r, false, scratch)
 				if err != nil {
 					return nil, err
 				}
-				pi.node, pi.index = n, i
-				n.nominated = append(n.nominated, pi)
+				pi.node, pi.Index = n, i
+				n.Nominated = append(n.Nominated, pi)
 			}
 			continue
 		}
-		n := c.byName[p.Spec.NodeName]
+		n := c.ByName[p.Spec.NodeName]
 		if n == nil {
 			continue // no NodeInfo without its Node in the snapshot
 		}
@@ -133,16 +134,16 @@ func newCluster(in Input) (*cluster, error) {
 		if err != nil {
 			return nil, err
 		}
-		pi.node, pi.index = n, i
-		n.pods = append(n.pods, pi)
+		pi.node, pi.Index = n, i
+		n.Pods = append(n.Pods, pi)
 		n.addUsage(pi, 1)
 		for _, t := range pi.antiTerms {
 			if t.needsNsLabels && c.nsLabels == nil && t.selector.Matches(c.preLabels) {
-				c.note("pod %s/%s has anti-affinity with a namespaceSelector; the namespaces' labels were not read", p.Namespace, p.Name)
+				c.Note("pod %s/%s has anti-affinity with a namespaceSelector; the namespaces' labels were not read", p.Namespace, p.Name)
 			}
 		}
 	}
-	if err := c.buildSpread(in.Preemptor); err != nil {
+	if err := c.buildSpread(in.Pod); err != nil {
 		return nil, err
 	}
 	c.buildAffinity()
@@ -176,37 +177,37 @@ func orderNodes(nodes []*corev1.Node) []*corev1.Node {
 	return out
 }
 
-func (c *cluster) buildAffinity() {
+func (c *Cluster) buildAffinity() {
 	c.existingAnti, c.affCounts, c.antiCounts = counts{}, counts{}, counts{}
 	nsl := c.preNsLabels()
-	for _, n := range c.nodes {
-		for _, p := range n.pods {
-			c.affinityUpdate(p, n.node, 1, nsl)
+	for _, n := range c.Nodes {
+		for _, p := range n.Pods {
+			c.affinityUpdate(p, n.Node, 1, nsl)
 		}
 	}
 	c.affinityOn = len(c.existingAnti) > 0 || len(c.affTerms) > 0 || len(c.antiTerms) > 0
 }
 
 // affinityUpdate is the InterPodAffinity preFilterState.updateWithPod.
-func (c *cluster) affinityUpdate(p *podInfo, node *corev1.Node, delta int64, nsl labels.Set) {
+func (c *Cluster) affinityUpdate(p *PodInfo, node *corev1.Node, delta int64, nsl labels.Set) {
 	for i := range p.antiTerms {
-		if p.antiTerms[i].matches(c.pre.pod, nsl) {
+		if p.antiTerms[i].matches(c.Pre.Pod, nsl) {
 			c.existingAnti.update(node, p.antiTerms[i].topologyKey, delta)
 		}
 	}
-	if c.matchesAllAffinity(p.pod) {
+	if c.matchesAllAffinity(p.Pod) {
 		for _, t := range c.affTerms {
 			c.affCounts.update(node, t.topologyKey, delta)
 		}
 	}
 	for i := range c.antiTerms {
-		if c.antiTerms[i].matches(p.pod, nil) {
+		if c.antiTerms[i].matches(p.Pod, nil) {
 			c.antiCounts.update(node, c.antiTerms[i].topologyKey, delta)
 		}
 	}
 }
 
-func (c *cluster) matchesAllAffinity(p *corev1.Pod) bool {
+func (c *Cluster) matchesAllAffinity(p *corev1.Pod) bool {
 	if len(c.affTerms) == 0 {
 		return false
 	}
@@ -218,13 +219,13 @@ func (c *cluster) matchesAllAffinity(p *corev1.Pod) bool {
 	return true
 }
 
-func (c *cluster) buildSpread(pod *corev1.Pod) error {
+func (c *Cluster) buildSpread(pod *corev1.Pod) error {
 	for _, tsc := range pod.Spec.TopologySpreadConstraints {
 		if tsc.WhenUnsatisfiable != corev1.DoNotSchedule {
 			continue
 		}
 		ls := tsc.LabelSelector
-		if c.rules.MatchLabelKeys && len(tsc.MatchLabelKeys) > 0 && ls != nil {
+		if c.Rules.MatchLabelKeys && len(tsc.MatchLabelKeys) > 0 && ls != nil {
 			ls = ls.DeepCopy()
 			for _, k := range tsc.MatchLabelKeys {
 				if v, ok := pod.Labels[k]; ok {
@@ -238,10 +239,10 @@ func (c *cluster) buildSpread(pod *corev1.Pod) error {
 		}
 		sc := &spreadConstraint{maxSkew: tsc.MaxSkew, minDomains: 1, topologyKey: tsc.TopologyKey, selector: sel,
 			honorAff: true, matchNum: map[string]int{}, paths: newCriticalPaths()}
-		if c.rules.MinDomains && tsc.MinDomains != nil {
+		if c.Rules.MinDomains && tsc.MinDomains != nil {
 			sc.minDomains = *tsc.MinDomains
 		}
-		if c.rules.NodeInclusionPolicy {
+		if c.Rules.NodeInclusionPolicy {
 			sc.honorAff = tsc.NodeAffinityPolicy == nil || *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
 			sc.honorTaints = tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
 		}
@@ -255,26 +256,26 @@ func (c *cluster) buildSpread(pod *corev1.Pod) error {
 	domains := make([]map[string]bool, len(c.spread))
 	for i, sc := range c.spread {
 		domains[i] = map[string]bool{}
-		for _, n := range c.nodes {
-			if c.spreadNodeEligible(n.node) && c.spreadIncludes(sc, n.node) {
-				domains[i][n.node.Labels[sc.topologyKey]] = true
+		for _, n := range c.Nodes {
+			if c.spreadNodeEligible(n.Node) && c.spreadIncludes(sc, n.Node) {
+				domains[i][n.Node.Labels[sc.topologyKey]] = true
 			}
 		}
 	}
-	for _, n := range c.nodes {
-		counted := c.spreadNodeEligible(n.node)
+	for _, n := range c.Nodes {
+		counted := c.spreadNodeEligible(n.Node)
 		for i, sc := range c.spread {
-			v, hasKey := n.node.Labels[sc.topologyKey]
+			v, hasKey := n.Node.Labels[sc.topologyKey]
 			switch {
-			case c.rules.SpreadCountsMatchingNodesOnly && (!counted || !c.spreadIncludes(sc, n.node)):
+			case c.Rules.SpreadCountsMatchingNodesOnly && (!counted || !c.spreadIncludes(sc, n.Node)):
 				continue
-			case !c.rules.SpreadCountsMatchingNodesOnly && (!hasKey || !domains[i][v]):
+			case !c.Rules.SpreadCountsMatchingNodesOnly && (!hasKey || !domains[i][v]):
 				continue
 			}
 			cnt := 0
 			if !sc.selector.Empty() {
-				for _, p := range n.pods {
-					if p.pod.DeletionTimestamp == nil && p.pod.Namespace == pod.Namespace && sc.selector.Matches(labels.Set(p.pod.Labels)) {
+				for _, p := range n.Pods {
+					if p.Pod.DeletionTimestamp == nil && p.Pod.Namespace == pod.Namespace && sc.selector.Matches(labels.Set(p.Pod.Labels)) {
 						cnt++
 					}
 				}
@@ -292,13 +293,13 @@ func (c *cluster) buildSpread(pod *corev1.Pod) error {
 
 // spreadNodeEligible: the node has every constraint's key and, without
 // node inclusion policies, matches the pod's required node affinity.
-func (c *cluster) spreadNodeEligible(n *corev1.Node) bool {
+func (c *Cluster) spreadNodeEligible(n *corev1.Node) bool {
 	for _, sc := range c.spread {
 		if _, ok := n.Labels[sc.topologyKey]; !ok {
 			return false
 		}
 	}
-	if !c.rules.NodeInclusionPolicy {
+	if !c.Rules.NodeInclusionPolicy {
 		if ok, _ := c.preAff.Match(n); !ok {
 			return false
 		}
@@ -306,8 +307,8 @@ func (c *cluster) spreadNodeEligible(n *corev1.Node) bool {
 	return true
 }
 
-func (c *cluster) spreadIncludes(sc *spreadConstraint, n *corev1.Node) bool {
-	if !c.rules.NodeInclusionPolicy {
+func (c *Cluster) spreadIncludes(sc *spreadConstraint, n *corev1.Node) bool {
+	if !c.Rules.NodeInclusionPolicy {
 		return true
 	}
 	if sc.honorAff {
@@ -316,7 +317,7 @@ func (c *cluster) spreadIncludes(sc *spreadConstraint, n *corev1.Node) bool {
 		}
 	}
 	if sc.honorTaints {
-		if _, bad := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, c.pre.pod.Spec.Tolerations, func(t *corev1.Taint) bool {
+		if _, bad := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, c.Pre.Pod.Spec.Tolerations, func(t *corev1.Taint) bool {
 			return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
 		}, false); bad {
 			return false
@@ -327,11 +328,11 @@ func (c *cluster) spreadIncludes(sc *spreadConstraint, n *corev1.Node) bool {
 
 // spreadUpdate is PodTopologySpread.updateWithPod: note that it does not
 // skip terminating pods, although the initial count does.
-func (c *cluster) spreadUpdate(p *podInfo, n *corev1.Node, delta int) {
-	if len(c.spread) == 0 || p.pod.Namespace != c.pre.pod.Namespace || !c.spreadNodeEligible(n) {
+func (c *Cluster) spreadUpdate(p *PodInfo, n *corev1.Node, delta int) {
+	if len(c.spread) == 0 || p.Pod.Namespace != c.Pre.Pod.Namespace || !c.spreadNodeEligible(n) {
 		return
 	}
-	pl := labels.Set(p.pod.Labels)
+	pl := labels.Set(p.Pod.Labels)
 	for _, sc := range c.spread {
 		if !sc.selector.Matches(pl) || !c.spreadIncludes(sc, n) {
 			continue
@@ -344,47 +345,47 @@ func (c *cluster) spreadUpdate(p *podInfo, n *corev1.Node, delta int) {
 
 // move adds (sign 1) or removes (sign -1) a pod on its node, with the
 // PreFilter extensions' AddPod/RemovePod.
-func (c *cluster) move(p *podInfo, n *nodeState, sign int) {
+func (c *Cluster) Move(p *PodInfo, n *NodeState, sign int) {
 	n.addUsage(p, sign)
 	if c.affinityOn {
-		c.affinityUpdate(p, n.node, int64(sign), c.preNsLabels())
+		c.affinityUpdate(p, n.Node, int64(sign), c.preNsLabels())
 	}
-	c.spreadUpdate(p, n.node, sign)
+	c.spreadUpdate(p, n.Node, sign)
 }
 
 // status codes of a filter run.
 const (
-	fits = iota
-	unschedulable
-	unresolvable
+	Fits = iota
+	Unschedulable
+	Unresolvable
 )
 
-type verdict struct {
-	code   int
-	reason string
+type Verdict struct {
+	Code   int
+	Reason string
 }
 
 // filter runs the pod-dependent filters on n in the default profile's
 // order: NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity.
-func (c *cluster) filter(n *nodeState) verdict {
+func (c *Cluster) Filter(n *NodeState) Verdict {
 	if n.static != "" {
-		return verdict{unresolvable, n.static}
+		return Verdict{Unresolvable, n.static}
 	}
-	for _, hp := range c.pre.ports {
+	for _, hp := range c.Pre.ports {
 		if n.portConflict(hp) {
-			return verdict{unschedulable, "node(s) didn't have free ports for the requested pod ports"}
+			return Verdict{Unschedulable, "node(s) didn't have free ports for the requested pod ports"}
 		}
 	}
-	if v := c.fitResources(n); v.code != fits {
+	if v := c.fitResources(n); v.Code != Fits {
 		return v
 	}
 	for _, sc := range c.spread {
-		val, ok := n.node.Labels[sc.topologyKey]
+		val, ok := n.Node.Labels[sc.topologyKey]
 		if !ok {
-			return verdict{unresolvable, "node(s) didn't match pod topology spread constraints (missing required label)"}
+			return Verdict{Unresolvable, "node(s) didn't match pod topology spread constraints (missing required label)"}
 		}
 		minNum := sc.paths[0].num
-		if c.rules.MinDomains && len(sc.matchNum) < int(sc.minDomains) {
+		if c.Rules.MinDomains && len(sc.matchNum) < int(sc.minDomains) {
 			minNum = 0
 		}
 		self := 0
@@ -392,61 +393,61 @@ func (c *cluster) filter(n *nodeState) verdict {
 			self = 1
 		}
 		if sc.matchNum[val]+self-minNum > int(sc.maxSkew) {
-			return verdict{unschedulable, "node(s) didn't match pod topology spread constraints"}
+			return Verdict{Unschedulable, "node(s) didn't match pod topology spread constraints"}
 		}
 	}
 	if c.affinityOn {
 		if len(c.affTerms) > 0 {
 			exist := true
 			for _, t := range c.affTerms {
-				v, ok := n.node.Labels[t.topologyKey]
+				v, ok := n.Node.Labels[t.topologyKey]
 				if !ok {
-					return verdict{unresolvable, "node(s) didn't match pod affinity rules"}
+					return Verdict{Unresolvable, "node(s) didn't match pod affinity rules"}
 				}
 				if c.affCounts[pair{t.topologyKey, v}] <= 0 {
 					exist = false
 				}
 			}
-			if !exist && (len(c.affCounts) != 0 || !c.matchesAllAffinity(c.pre.pod)) {
-				return verdict{unresolvable, "node(s) didn't match pod affinity rules"}
+			if !exist && (len(c.affCounts) != 0 || !c.matchesAllAffinity(c.Pre.Pod)) {
+				return Verdict{Unresolvable, "node(s) didn't match pod affinity rules"}
 			}
 		}
 		if len(c.antiCounts) > 0 {
 			for _, t := range c.antiTerms {
-				if v, ok := n.node.Labels[t.topologyKey]; ok && c.antiCounts[pair{t.topologyKey, v}] > 0 {
-					return verdict{unschedulable, "node(s) didn't match pod anti-affinity rules"}
+				if v, ok := n.Node.Labels[t.topologyKey]; ok && c.antiCounts[pair{t.topologyKey, v}] > 0 {
+					return Verdict{Unschedulable, "node(s) didn't match pod anti-affinity rules"}
 				}
 			}
 		}
 		if len(c.existingAnti) > 0 {
-			for k, v := range n.node.Labels {
+			for k, v := range n.Node.Labels {
 				if c.existingAnti[pair{k, v}] > 0 {
-					return verdict{unschedulable, "node(s) didn't satisfy existing pods anti-affinity rules"}
+					return Verdict{Unschedulable, "node(s) didn't satisfy existing pods anti-affinity rules"}
 				}
 			}
 		}
 	}
-	return verdict{fits, ""}
+	return Verdict{Fits, ""}
 }
 
-func (c *cluster) fitResources(n *nodeState) verdict {
+func (c *Cluster) fitResources(n *NodeState) Verdict {
 	var reasons []string
-	code := fits
+	code := Fits
 	if int64(n.podCount)+1 > n.allowedPods {
-		reasons, code = append(reasons, "Too many pods"), unschedulable
+		reasons, code = append(reasons, "Too many pods"), Unschedulable
 	}
-	req := c.pre.req
+	req := c.Pre.req
 	if req.milliCPU == 0 && req.memory == 0 && req.ephemeral == 0 && len(req.scalar) == 0 {
-		return verdict{code, join(reasons)}
+		return Verdict{code, join(reasons)}
 	}
 	check := func(name string, want, alloc, used int64) {
 		if want > 0 && want > alloc-used {
 			reasons = append(reasons, "Insufficient "+name)
-			if code == fits {
-				code = unschedulable
+			if code == Fits {
+				code = Unschedulable
 			}
-			if c.rules.RequestAboveAllocatableUnresolvable && want > alloc {
-				code = unresolvable
+			if c.Rules.RequestAboveAllocatableUnresolvable && want > alloc {
+				code = Unresolvable
 			}
 		}
 	}
@@ -459,25 +460,25 @@ func (c *cluster) fitResources(n *nodeState) verdict {
 		}
 		check(string(name), req.scalar[name], n.allocatable.scalar[name], n.requested.scalar[name])
 	}
-	return verdict{code, join(reasons)}
+	return Verdict{code, join(reasons)}
 }
 
 // filterWithNominated is RunFilterPluginsWithNominatedPods: the pod must
 // fit with the nominated pods of at least its priority on the node, and
 // without them.
-func (c *cluster) filterWithNominated(n *nodeState) verdict {
-	if len(n.nominated) == 0 || n.static != "" {
-		return c.filter(n)
+func (c *Cluster) FilterWithNominated(n *NodeState) Verdict {
+	if len(n.Nominated) == 0 || n.static != "" {
+		return c.Filter(n)
 	}
-	for _, p := range n.nominated {
-		c.move(p, n, 1)
+	for _, p := range n.Nominated {
+		c.Move(p, n, 1)
 	}
-	v := c.filter(n)
-	for _, p := range n.nominated {
-		c.move(p, n, -1)
+	v := c.Filter(n)
+	for _, p := range n.Nominated {
+		c.Move(p, n, -1)
 	}
-	if v.code != fits {
+	if v.Code != Fits {
 		return v
 	}
-	return c.filter(n)
+	return c.Filter(n)
 }

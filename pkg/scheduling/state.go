@@ -1,4 +1,4 @@
-package preemption
+package scheduling
 
 import (
 	"math"
@@ -166,29 +166,29 @@ func requiredAntiAffinity(pod *corev1.Pod) []corev1.PodAffinityTerm {
 	return nil
 }
 
-// podInfo is one pod as the scheduler's cache holds it.
-type podInfo struct {
-	pod       *corev1.Pod
-	priority  int32
+// PodInfo is one pod as the scheduler's cache holds it.
+type PodInfo struct {
+	Pod       *corev1.Pod
+	Priority  int32
 	req       resources
 	ports     []hostPort
 	antiTerms []term
-	node      *nodeState
-	index     int // position in the input, for stable order
+	node      *NodeState
+	Index     int // position in the input, for stable order
 }
 
-// startTime is util.GetPodStartTime: a pod without status.startTime counts
+// StartTime is util.GetPodStartTime: a pod without status.startTime counts
 // as starting now, later than any recorded start.
-func (p *podInfo) startTime() (time.Time, bool) {
-	if p.pod.Status.StartTime == nil {
+func (p *PodInfo) StartTime() (time.Time, bool) {
+	if p.Pod.Status.StartTime == nil {
 		return time.Time{}, false
 	}
-	return p.pod.Status.StartTime.Time, true
+	return p.Pod.Status.StartTime.Time, true
 }
 
 // newPodInfo reads a pod; scratch (may be nil) is reused for the request
 // sum, which resourcesOf copies out at once.
-func newPodInfo(pod *corev1.Pod, r rules.SchedulerRules, useStatus bool, scratch corev1.ResourceList) (*podInfo, error) {
+func newPodInfo(pod *corev1.Pod, r rules.SchedulerRules, useStatus bool, scratch corev1.ResourceList) (*PodInfo, error) {
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{
 		Reuse:                 scratch,
 		UseStatusResources:    useStatus && r.UseStatusResources,
@@ -198,16 +198,16 @@ func newPodInfo(pod *corev1.Pod, r rules.SchedulerRules, useStatus bool, scratch
 	if err != nil {
 		return nil, err
 	}
-	return &podInfo{pod: pod, priority: corev1helpers.PodPriority(pod), req: resourcesOf(req), ports: hostPortsOf(pod), antiTerms: anti}, nil
+	return &PodInfo{Pod: pod, Priority: corev1helpers.PodPriority(pod), req: resourcesOf(req), ports: hostPortsOf(pod), antiTerms: anti}, nil
 }
 
-// nodeState is a NodeInfo: the node, its bound pods and what they use.
-type nodeState struct {
-	node        *corev1.Node
+// NodeState is a NodeInfo: the node, its bound pods and what they use.
+type NodeState struct {
+	Node        *corev1.Node
 	allocatable resources
 	allowedPods int64
-	pods        []*podInfo
-	nominated   []*podInfo // nominated pods of at least the preemptor's priority
+	Pods        []*PodInfo
+	Nominated   []*PodInfo // nominated pods of at least the preemptor's priority
 	requested   resources
 	podCount    int
 	ports       map[hostPort]bool
@@ -217,15 +217,15 @@ type nodeState struct {
 	static string
 }
 
-func newNodeState(n *corev1.Node) *nodeState {
-	ns := &nodeState{node: n, allocatable: resourcesOf(n.Status.Allocatable), ports: map[hostPort]bool{}}
+func newNodeState(n *corev1.Node) *NodeState {
+	ns := &NodeState{Node: n, allocatable: resourcesOf(n.Status.Allocatable), ports: map[hostPort]bool{}}
 	if q, ok := n.Status.Allocatable[corev1.ResourcePods]; ok {
 		ns.allowedPods = q.Value()
 	}
 	return ns
 }
 
-func (n *nodeState) addUsage(p *podInfo, sign int) {
+func (n *NodeState) addUsage(p *PodInfo, sign int) {
 	n.requested.add(p.req, int64(sign))
 	n.podCount += sign
 	// NodeInfo.UsedPorts is a set, not a count: removing one pod frees a
@@ -240,7 +240,7 @@ func (n *nodeState) addUsage(p *podInfo, sign int) {
 }
 
 // portConflict is HostPortInfo.CheckConflict.
-func (n *nodeState) portConflict(hp hostPort) bool {
+func (n *NodeState) portConflict(hp hostPort) bool {
 	if len(n.ports) == 0 {
 		return false
 	}

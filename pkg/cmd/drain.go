@@ -1,0 +1,181 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+
+	"github.com/scale-preview/scale-preview/pkg/disruption"
+	"github.com/scale-preview/scale-preview/pkg/drain"
+	"github.com/scale-preview/scale-preview/pkg/rules"
+)
+
+// DrainOptions are `drain`'s inputs: kubectl drain's flags, with the
+// root's common ones (files, output, time, rules, kubeconfig) shared
+// through the embedded Options.
+type DrainOptions struct {
+	*Options
+	Selector                 string
+	IgnoreDaemonSets         bool
+	DeleteEmptyDirData       bool
+	Force                    bool
+	DisableEviction          bool
+	PodSelector              string
+	GracePeriod              int
+	Timeout                  time.Duration
+	SkipWaitForDeleteTimeout int
+
+	nodes  []string
+	podSel labels.Selector
+}
+
+const drainExample = `  # What would kubectl drain do to node-1, then node-2?
+  kubectl scale-preview drain node-1 node-2 --ignore-daemonsets
+
+  # A node pool, offline, from a saved snapshot
+  kubectl get nodes,pods,pdb,deploy,rs,sts,ds,rc,jobs,priorityclasses -A -o yaml > snap.yaml
+  kubectl scale-preview drain -l pool=blue -f snap.yaml -o json`
+
+// newDrainCommand builds `kubectl scale-preview drain`.
+func newDrainCommand(root *Options) *cobra.Command {
+	o := &DrainOptions{Options: root, GracePeriod: -1}
+	c := &cobra.Command{
+		Use:   "drain NODE [NODE...] | -l SELECTOR",
+		Short: "Predict what kubectl drain does: evictions, waits on PodDisruptionBudgets, replacements, and whether each node drains",
+		Long: "Predict what `kubectl drain` does with the same flags, without cordoning or evicting anything: which pods kubectl refuses, " +
+			"skips or evicts, which evictions wait on a PodDisruptionBudget and for what, where the controllers' replacements can go, " +
+			"and per node whether the drain ends (drained), never ends (blocked) or never starts (refused). Read-only. See docs/drain.md.",
+		Example:       drainExample,
+		Args:          cobra.ArbitraryArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Complete(c, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(c.Context())
+		},
+	}
+	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return withCode(ExitUsage, "%s; see kubectl scale-preview drain --help", strconvNoise.ReplaceAllString(err.Error(), ""))
+	})
+	o.addDrainFlags(c)
+	return c
+}
+
+func (o *DrainOptions) addDrainFlags(c *cobra.Command) {
+	fl := c.Flags()
+	cmdutil.AddLabelSelectorFlagVar(c, &o.Selector)
+	fl.BoolVar(&o.Force, "force", false, "As kubectl drain: continue even if there are pods that do not declare a controller.")
+	fl.BoolVar(&o.IgnoreDaemonSets, "ignore-daemonsets", false, "As kubectl drain: ignore DaemonSet-managed pods.")
+	fl.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, "As kubectl drain: continue even if there are pods using emptyDir.")
+	fl.IntVar(&o.GracePeriod, "grace-period", -1, "As kubectl drain: seconds each pod gets to terminate; negative uses the pod's own.")
+	fl.DurationVar(&o.Timeout, "timeout", 0, "As kubectl drain: how long kubectl waits before giving up on a node; 0 waits forever (a blocked node then stops the command).")
+	fl.StringVar(&o.PodSelector, "pod-selector", "", "As kubectl drain: only pods matching this label selector.")
+	fl.BoolVar(&o.DisableEviction, "disable-eviction", false, "As kubectl drain: delete instead of evicting, bypassing PodDisruptionBudgets.")
+	fl.IntVar(&o.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", 0, "As kubectl drain: skip pods whose deletionTimestamp is older than N seconds.")
+	cmdutil.AddJsonFilenameFlag(fl, &o.Filenames, "Read objects from these files or directories (repeatable; \"-\" for stdin) instead of the cluster.")
+	fl.BoolVarP(&o.Recursive, "recursive", "R", false, "Read the directories given with -f recursively.")
+	o.PrintFlags.AddFlags(c)
+	fl.Lookup("output").Usage = "Output format: the table (default), name (the victims as pod/NAME), json, yaml, jsonpath=..., go-template=..."
+	_ = fl.MarkHidden("show-managed-fields")
+	fl.StringVar(&o.Now, "now", "", "Reference time (RFC3339), e.g. for --skip-wait-for-delete-timeout. Default: the current time.")
+	fl.StringVar(&o.KubeVersion, "kube-version", "", fmt.Sprintf("Apply the rules of this Kubernetes version (1.%d to 1.%d). Default: detected from the cluster; offline, 1.%d.", rules.Oldest, rules.Newest, rules.Newest))
+	fl.StringVar(&o.FeatureGates, "feature-gates", "", "Override the scheduler's and API server's feature gates that change the drain.")
+	fl.BoolVar(&o.FailIfUncertain, "fail-if-uncertain", false, fmt.Sprintf("Exit with code %d when any node's outcome depends on scoring or timing (after printing).", ExitUncertain))
+}
+
+// Complete checks the arguments as kubectl drain does and resolves the
+// files, time, rules and printer.
+func (o *DrainOptions) Complete(c *cobra.Command, args []string) error {
+	if len(args) == 0 && !c.Flags().Changed("selector") {
+		return withCode(ExitUsage, "name the nodes to drain, or select them with -l/--selector (as kubectl drain)")
+	}
+	if len(args) > 0 && o.Selector != "" {
+		return withCode(ExitUsage, "cannot specify both a node name and a --selector option (as kubectl drain)")
+	}
+	for _, a := range args {
+		name := strings.TrimPrefix(strings.TrimPrefix(a, "nodes/"), "node/")
+		if name == "" || strings.Contains(name, "/") {
+			return withCode(ExitUsage, "%q is not a node name", a)
+		}
+		o.nodes = append(o.nodes, name)
+	}
+	if _, err := labels.Parse(o.Selector); err != nil {
+		return withCode(ExitUsage, "--selector: %v", err)
+	}
+	sel, err := labels.Parse(o.PodSelector)
+	if err != nil {
+		return withCode(ExitUsage, "--pod-selector=<pod_selector> must be a valid label selector")
+	}
+	o.podSel = sel
+	if o.offline() {
+		if o.files, err = expandFiles(o.Filenames, o.Recursive); err != nil {
+			return err
+		}
+	}
+	if err := o.completePrinter(); err != nil {
+		return err
+	}
+	return o.completeRules()
+}
+
+// Validate checks the rules' version and gates.
+func (o *DrainOptions) Validate() error {
+	if o.minor != 0 && (o.minor < rules.Oldest || o.minor > rules.Newest) {
+		return withCode(ExitUsage, "version 1.%d is not supported: rules exist for 1.%d to 1.%d", o.minor, rules.Oldest, rules.Newest)
+	}
+	known := append(rules.SchedulerGateNames(), rules.DisruptionGateNames()...)
+	for name := range o.gates {
+		if !slices.Contains(known, name) {
+			return withCode(ExitUsage, "unknown feature gate %s: the gates that change a drain are %v", name, known)
+		}
+	}
+	return nil
+}
+
+// Run reads the cluster, predicts and prints.
+func (o *DrainOptions) Run(ctx context.Context) error {
+	cl, info, err := o.loadDrainCluster(ctx)
+	if err != nil {
+		return err
+	}
+	nodes, err := o.drainNodes(cl)
+	if err != nil {
+		return err
+	}
+	for _, b := range disruption.Parse(cl.PDBs) {
+		if b.Err != nil { // the API server never stores one: the file is wrong
+			return withCode(ExitBadFile, "%v (fix the file: the API server rejects such a budget)", b.Err)
+		}
+	}
+	res, err := drain.Predict(o.drainInput(cl, nodes))
+	var nf *drain.NodeNotFoundError
+	if errors.As(err, &nf) {
+		return withCode(ExitNotFound, "%v", nf)
+	}
+	if err != nil {
+		return err
+	}
+	pred := drainPrediction(res, nodes, o, info)
+	pred.Warnings = append(pred.Warnings, clusterWarnings(cl)...)
+	pred.Warnings = append(pred.Warnings, cl.Notes...)
+	pred.Normalize()
+	if err := o.printDrain(pred); err != nil {
+		return err
+	}
+	if o.FailIfUncertain && !pred.Certain {
+		return errUncertain
+	}
+	return nil
+}

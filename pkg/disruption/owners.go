@@ -1,0 +1,147 @@
+package disruption
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Workloads are the objects that own pods.
+type Workloads struct {
+	Deployments            []*appsv1.Deployment
+	ReplicaSets            []*appsv1.ReplicaSet
+	StatefulSets           []*appsv1.StatefulSet
+	DaemonSets             []*appsv1.DaemonSet
+	ReplicationControllers []*corev1.ReplicationController
+	Jobs                   []*batchv1.Job
+}
+
+// Owners indexes Workloads by kind, namespace and name.
+type Owners struct {
+	objs map[string]metav1.Object
+	rs   map[string]*appsv1.ReplicaSet
+	w    Workloads
+}
+
+func ownerKey(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
+
+// NewOwners indexes w.
+func NewOwners(w Workloads) *Owners {
+	o := &Owners{objs: map[string]metav1.Object{}, rs: map[string]*appsv1.ReplicaSet{}, w: w}
+	for _, d := range w.Deployments {
+		o.objs[ownerKey("Deployment", d.Namespace, d.Name)] = d
+	}
+	for _, r := range w.ReplicaSets {
+		o.objs[ownerKey("ReplicaSet", r.Namespace, r.Name)] = r
+		o.rs[r.Namespace+"/"+r.Name] = r
+	}
+	for _, s := range w.StatefulSets {
+		o.objs[ownerKey("StatefulSet", s.Namespace, s.Name)] = s
+	}
+	for _, d := range w.DaemonSets {
+		o.objs[ownerKey("DaemonSet", d.Namespace, d.Name)] = d
+	}
+	for _, r := range w.ReplicationControllers {
+		o.objs[ownerKey("ReplicationController", r.Namespace, r.Name)] = r
+	}
+	for _, j := range w.Jobs {
+		o.objs[ownerKey("Job", j.Namespace, j.Name)] = j
+	}
+	return o
+}
+
+// Get finds the controller ref's object; nil when absent or another UID.
+func (o *Owners) Get(ns string, ref *metav1.OwnerReference) metav1.Object {
+	obj := o.objs[ownerKey(ref.Kind, ns, ref.Name)]
+	if obj == nil || (ref.UID != "" && obj.GetUID() != ref.UID) {
+		return nil
+	}
+	return obj
+}
+
+// ModelledKind: a built-in kind whose objects the snapshot holds.
+func ModelledKind(ref *metav1.OwnerReference) bool {
+	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+	switch ref.Kind {
+	case "ReplicationController":
+		return gv.Group == ""
+	case "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet":
+		return gv.Group == "apps" || gv.Group == "extensions"
+	case "Job":
+		return gv.Group == "batch"
+	}
+	return false
+}
+
+// ExpectedScale is getExpectedScale: the sum of the distinct controllers'
+// spec.replicas, found by the controller's finders (RC, Deployment through
+// its ReplicaSet, ReplicaSet, StatefulSet, then any scale subresource).
+// unknown is set when the snapshot cannot tell (an owner it does not hold,
+// a custom kind that may have a scale subresource).
+func (o *Owners) ExpectedScale(pods []*corev1.Pod) (count int32, unknown string, err error) {
+	seen := map[types.UID]bool{}
+	var missing []string
+	for _, p := range pods {
+		ref := metav1.GetControllerOf(p)
+		if ref == nil {
+			continue // unmanaged: the controller logs it and goes on
+		}
+		if seen[ref.UID] {
+			continue
+		}
+		uid, scale, found := o.find(p.Namespace, ref)
+		if !found {
+			// A Job or DaemonSet that is present has no scale: the
+			// controller fails to sync, for certain. Anything else
+			// missing may just be missing from the input.
+			if !ModelledKind(ref) || (ref.Kind != "Job" && ref.Kind != "DaemonSet") || o.Get(p.Namespace, ref) == nil {
+				missing = append(missing, fmt.Sprintf("%s %s/%s", ref.Kind, p.Namespace, ref.Name))
+			}
+			err = fmt.Errorf("found no controllers for pod %q", p.Name)
+			continue
+		}
+		seen[ref.UID], seen[uid] = true, true
+		count += scale
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		unknown = "owners missing from the input: " + strings.Join(slices.Compact(missing), ", ")
+	}
+	if err != nil {
+		return 0, unknown, err
+	}
+	return count, unknown, nil
+}
+
+// find runs the finders in the controller's order.
+func (o *Owners) find(ns string, ref *metav1.OwnerReference) (types.UID, int32, bool) {
+	switch obj := o.Get(ns, ref).(type) {
+	case *corev1.ReplicationController:
+		return obj.UID, replicas(obj.Spec.Replicas), true
+	case *appsv1.StatefulSet:
+		return obj.UID, replicas(obj.Spec.Replicas), true
+	case *appsv1.ReplicaSet:
+		if dref := metav1.GetControllerOf(obj); dref != nil && dref.Kind == "Deployment" {
+			if d, ok := o.Get(ns, dref).(*appsv1.Deployment); ok {
+				return d.UID, replicas(d.Spec.Replicas), true
+			}
+			return "", 0, false
+		}
+		return obj.UID, replicas(obj.Spec.Replicas), true
+	}
+	return "", 0, false
+}
+
+func replicas(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}

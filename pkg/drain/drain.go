@@ -1,0 +1,154 @@
+package drain
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// NodeNotFoundError: a node to drain is not in the input.
+type NodeNotFoundError struct{ Node string }
+
+func (e *NodeNotFoundError) Error() string { return fmt.Sprintf("node %q not found", e.Node) }
+
+// Predict simulates the drain twice, taking the first and then the last
+// feasible node for every replacement: what differs between the runs
+// depends on the scheduler's scoring and is marked uncertain.
+func Predict(in Input) (*Result, error) {
+	for _, name := range in.Drain {
+		if !slices.ContainsFunc(in.Nodes, func(n *corev1.Node) bool { return n.Name == name }) {
+			return nil, &NodeNotFoundError{Node: name}
+		}
+	}
+	first := run(in, false)
+	last := run(in, true)
+	compareRuns(first, last)
+	return first, nil
+}
+
+// run is one simulation: kubectl cordons every node first (newState),
+// then drains them in order.
+func run(in Input, pickLast bool) *Result {
+	s := newState(in, pickLast)
+	f := newKubectlFilters(in)
+	res := &Result{Certain: true}
+	stuckOn := ""
+	for _, name := range in.Drain {
+		if stuckOn != "" {
+			res.Nodes = append(res.Nodes, s.notReached(name, stuckOn, f))
+			continue
+		}
+		nd := s.drainNode(name, f)
+		res.Nodes = append(res.Nodes, nd.result)
+		if nd.forever {
+			stuckOn = name
+		}
+		// kubectl waited for the pods to go; the replacements are
+		// scheduled but need not be Ready when the next node starts.
+		s.terminate()
+		s.schedule()
+		s.recompute()
+	}
+	s.finish(res)
+	return res
+}
+
+// finish fills the lists that span nodes.
+func (s *state) finish(res *Result) {
+	for _, n := range res.Nodes {
+		res.Victims = append(res.Victims, n.Evicted...)
+		if !n.Certain {
+			res.Certain = false
+		}
+	}
+	for _, r := range s.repls {
+		res.Replacements = append(res.Replacements, *r)
+	}
+	for _, bs := range s.budgets {
+		if bs.b.Err != nil {
+			res.Warnings = append(res.Warnings, bs.b.Err.Error()+": the Eviction API ignores it")
+		}
+	}
+	res.Uncertain = append(res.Uncertain, s.notes...)
+	if s.in.Options.Timeout > 0 && waited(res) {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("evictions that wait for pods to become Ready are assumed to succeed within --timeout=%s", s.in.Options.Timeout))
+	}
+	res.BrokenBudgets = s.broken
+}
+
+// candidates are the pods kubectl lists on the node, in the API's order
+// (namespace, then name), limited by --pod-selector.
+func (s *state) candidates(node string) []*podState {
+	var out []*podState
+	sel := s.in.Options.PodSelector
+	for _, p := range s.pods {
+		if p.gone || p.pending || p.pod.Spec.NodeName != node {
+			continue
+		}
+		if sel != nil && !sel.Matches(labels.Set(p.pod.Labels)) {
+			continue
+		}
+		out = append(out, p)
+	}
+	slices.SortStableFunc(out, func(a, b *podState) int {
+		return cmp.Or(cmp.Compare(a.pod.Namespace, b.pod.Namespace), cmp.Compare(a.pod.Name, b.pod.Name))
+	})
+	return out
+}
+
+// compareRuns marks uncertain what the scheduler's choice among
+// feasible nodes changes.
+func compareRuns(a, b *Result) {
+	for i := range a.Nodes {
+		x, y := &a.Nodes[i], &b.Nodes[i]
+		if x.Outcome != y.Outcome || !sameSet(x.Evicted, y.Evicted) || !sameSet(x.Remaining, y.Remaining) || !sameSet(x.Skipped, y.Skipped) {
+			x.Certain = false
+			a.Certain = false
+			a.Uncertain = append(a.Uncertain, fmt.Sprintf("node %s: the outcome depends on which feasible node the scheduler picks for earlier replacements", x.Node))
+		}
+	}
+	for i := range a.Replacements {
+		if i >= len(b.Replacements) || (a.Replacements[i].Node == "") != (b.Replacements[i].Node == "") {
+			a.Replacements[i].Certain = false
+			a.Certain = false
+		}
+	}
+	if len(a.Replacements) != len(b.Replacements) {
+		a.Certain = false
+	}
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
+}
+
+// gracePeriod is what the pod gets: --grace-period, or its own.
+func (s *state) gracePeriod(p *corev1.Pod) int64 {
+	if g := s.in.Options.GracePeriodSeconds; g >= 0 {
+		return int64(g)
+	}
+	if p.Spec.TerminationGracePeriodSeconds != nil {
+		return *p.Spec.TerminationGracePeriodSeconds
+	}
+	return corev1.DefaultTerminationGracePeriodSeconds
+}
+
+func waited(res *Result) bool {
+	for _, n := range res.Nodes {
+		for _, p := range n.Pods {
+			if p.Action == ActionEvictedAfterWait {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,201 @@
+package drain
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/scale-preview/scale-preview/pkg/disruption"
+	"github.com/scale-preview/scale-preview/pkg/scheduling"
+)
+
+// remove starts p's termination (eviction or delete) and lets its
+// controller react: ReplicaSet, ReplicationController and Job pods are
+// replaced at once; a StatefulSet pod only once it is gone (advance).
+func (s *state) remove(p *podState) {
+	pod := p.pod.DeepCopy()
+	if pod.DeletionTimestamp == nil {
+		t := metav1.NewTime(s.in.Now)
+		pod.DeletionTimestamp = &t
+	}
+	p.pod = pod
+	if finished(pod) {
+		return // the controller replaced it when it finished
+	}
+	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind != "StatefulSet" {
+		s.replace(p)
+	}
+}
+
+func finished(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// replace creates the owner's new pod for old, if its owner makes one.
+func (s *state) replace(old *podState) {
+	ref := metav1.GetControllerOf(old.pod)
+	r := &Replacement{For: old.key, Owner: ref.Kind + "/" + ref.Name, Certain: true}
+	if ref.Kind == "DaemonSet" {
+		return // a DaemonSet pod is not made elsewhere
+	}
+	owner := s.owners.Get(old.pod.Namespace, ref)
+	r.Owner = s.ownerName(old.pod.Namespace, ref, owner)
+	tmpl, ok := template(owner)
+	if !ok {
+		if disruption.ModelledKind(ref) && s.in.OwnersRead[ref.Kind] {
+			s.note(fmt.Sprintf("the owner %s of pod %s does not exist (the garbage collector deletes the pod): nothing replaces it", r.Owner, old.key))
+			return
+		}
+		r.Certain = false
+		s.note(fmt.Sprintf("the owner %s of pod %s is not in the input: assumed it replaces the pod with the same spec", r.Owner, old.key))
+		tmpl = corev1.PodTemplateSpec{ObjectMeta: old.pod.ObjectMeta, Spec: old.pod.Spec}
+	}
+	pod := &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
+	pod.Namespace, pod.OwnerReferences = old.pod.Namespace, old.pod.OwnerReferences
+	pod.Spec.NodeName, pod.Spec.Priority, pod.Spec.PreemptionPolicy = "", old.pod.Spec.Priority, old.pod.Spec.PreemptionPolicy
+	pod.DeletionTimestamp, pod.Status = nil, corev1.PodStatus{Phase: corev1.PodPending}
+	s.created++
+	pod.Name = fmt.Sprintf("%s (replacement %d)", ref.Name, s.created)
+	pod.UID = "" // a new pod
+	if ref.Kind == "StatefulSet" {
+		pod.Name = old.pod.Name // same identity
+	}
+	np := &podState{pod: pod, key: pod.Namespace + "/" + pod.Name, replaces: old.key, pending: true, repl: r}
+	np.willReady, np.readyUnknown = s.readiness(old, ref)
+	s.pods = append(s.pods, np)
+	s.byKey[np.key] = np
+	s.repls = append(s.repls, r)
+}
+
+// ownerName is Kind/name, a ReplicaSet named by its Deployment.
+func (s *state) ownerName(ns string, ref *metav1.OwnerReference, owner metav1.Object) string {
+	if rs, ok := owner.(*appsv1.ReplicaSet); ok {
+		if d := metav1.GetControllerOf(rs); d != nil && d.Kind == "Deployment" {
+			return "Deployment/" + d.Name
+		}
+	}
+	return ref.Kind + "/" + ref.Name
+}
+
+// template is the pod template of a known owner.
+func template(owner metav1.Object) (corev1.PodTemplateSpec, bool) {
+	switch o := owner.(type) {
+	case *appsv1.ReplicaSet:
+		return o.Spec.Template, true
+	case *appsv1.StatefulSet:
+		return o.Spec.Template, true
+	case *corev1.ReplicationController:
+		if o.Spec.Template != nil {
+			return *o.Spec.Template, true
+		}
+	case *batchv1.Job:
+		return o.Spec.Template, true
+	}
+	return corev1.PodTemplateSpec{}, false
+}
+
+// readiness guesses whether a new pod of the owner becomes Ready: yes
+// when every other live pod of the owner is Ready, no when none is; mixed
+// is unknown (assumed yes).
+func (s *state) readiness(old *podState, ref *metav1.OwnerReference) (ready, unknown bool) {
+	var readyN, notReady int
+	for _, p := range s.pods {
+		if p == old || p.gone || p.pending || p.terminating() || p.pod.Namespace != old.pod.Namespace || p.pod.Spec.NodeName == "" {
+			continue
+		}
+		r := metav1.GetControllerOf(p.pod)
+		if r == nil || r.UID != ref.UID || r.Name != ref.Name {
+			continue
+		}
+		if disruption.IsReady(p.pod) {
+			readyN++
+		} else {
+			notReady++
+		}
+	}
+	if readyN == 0 && notReady == 0 {
+		if p := old.pod; p.Spec.NodeName != "" && !finished(p) && p.DeletionTimestamp == nil && !disruption.IsReady(p) {
+			return true, true // a lone pod that is starting: it may or may not become Ready
+		}
+		return disruption.IsReady(old.pod), !disruption.IsReady(old.pod)
+	}
+	return readyN > 0, readyN > 0 && notReady > 0
+}
+
+// schedule runs the filters for every pending replacement, in creation
+// order, and binds those that fit.
+func (s *state) schedule() bool {
+	changed := false
+	for _, p := range s.pods {
+		if !p.pending || p.gone {
+			continue
+		}
+		pl, err := scheduling.Place(scheduling.Input{Nodes: s.schedNodes(), Pods: s.livePods(), Namespaces: s.in.Namespaces, Pod: p.pod, Rules: s.in.Scheduler})
+		if err != nil {
+			p.repl.Reason, p.repl.Certain = err.Error(), false
+			continue
+		}
+		for _, u := range pl.Unmodelled {
+			s.note(fmt.Sprintf("replacement for %s: %s", p.replaces, u))
+		}
+		p.repl.Candidates, p.repl.Reason = pl.Feasible, pl.FitError
+		if len(pl.Feasible) == 0 {
+			continue
+		}
+		node := pl.Feasible[0]
+		if s.pickLast {
+			node = pl.Feasible[len(pl.Feasible)-1]
+		}
+		if len(pl.Feasible) > 1 || len(pl.Unmodelled) > 0 {
+			p.repl.Certain = false
+		}
+		s.bind(p, node)
+		changed = true
+	}
+	return changed
+}
+
+func (s *state) bind(p *podState, node string) {
+	pod := p.pod.DeepCopy()
+	pod.Spec.NodeName = node
+	pod.Status.Phase = corev1.PodRunning
+	p.pod, p.pending = pod, false
+	p.repl.Node, p.repl.Reason = node, ""
+}
+
+// becomeReady marks the bound pods that become Ready (replacements and
+// pods that were starting) as Ready.
+func (s *state) becomeReady() bool {
+	changed := false
+	for _, p := range s.pods {
+		if p.pending || p.gone || p.terminating() || !p.willReady || disruption.IsReady(p.pod) {
+			continue
+		}
+		pod := p.pod.DeepCopy()
+		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
+		p.pod = pod
+		changed = true
+	}
+	return changed
+}
+
+// terminate ends every terminating pod (after its grace period); a
+// StatefulSet then recreates its pod under the same name.
+func (s *state) terminate() bool {
+	changed := false
+	n := len(s.pods)
+	for i := 0; i < n; i++ {
+		p := s.pods[i]
+		if p.gone || !p.terminating() {
+			continue
+		}
+		p.gone, changed = true, true
+		if ref := metav1.GetControllerOf(p.pod); ref != nil && ref.Kind == "StatefulSet" && !finished(p.pod) && p.repl == nil {
+			s.replace(p)
+		}
+	}
+	return changed
+}

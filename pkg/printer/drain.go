@@ -1,0 +1,148 @@
+package printer
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/scale-preview/scale-preview/pkg/prediction"
+)
+
+// actionLabels are the ACTION column's words.
+var actionLabels = map[string]string{
+	"evicted":            "evicted at once",
+	"evicted-after-wait": "evicted after wait",
+	"deleted":            "deleted",
+	"skipped":            "skipped",
+	"blocking":           "BLOCKING",
+	"refused":            "REFUSED",
+	"not-evicted":        "not evicted",
+}
+
+// DrainTable prints a drain: per node in drain order its pods' actions
+// and the verdict, then where the replacements go, then warnings.
+func DrainTable(w io.Writer, p *prediction.Prediction, width int) error {
+	if width <= 0 {
+		width = StandardWidth
+	}
+	pw := &paragraphs{w: w, width: width}
+	d := p.Drain
+	pw.field("Drain:", p.Target.Name+" (kubectl cordons every node first, then drains them in this order)")
+	pw.field("Rules:", fmt.Sprintf("Kubernetes %s (%s)", p.Rules.KubernetesVersion, p.Rules.VersionSource))
+	result := p.Message
+	if !p.Certain {
+		result += " (uncertain: see below)"
+	}
+	pw.field("Result:", result)
+	for _, n := range d.Nodes {
+		drainNode(pw, n, width)
+	}
+	replacements(pw, d.Replacements, width)
+	if len(d.BrokenBudgets) > 0 {
+		list(pw, "!!! --disable-eviction breaks these budgets:", d.BrokenBudgets)
+	}
+	if len(p.Warnings) > 0 {
+		list(pw, "Uncertain / warnings:", p.Warnings)
+	}
+	return pw.err
+}
+
+func drainNode(pw *paragraphs, n prediction.DrainNode, width int) {
+	pw.blank()
+	head := fmt.Sprintf("NODE %s: %s", n.Node, strings.ToUpper(n.Outcome))
+	if !n.Certain {
+		head += " (uncertain)"
+	}
+	pw.para(head, "  ")
+	if len(n.Pods) == 0 {
+		pw.line("  no pods to evict")
+	}
+	t := grid{header: []string{"  POD", "ACTION", "GRACE", "WHY"}}
+	for _, p := range n.Pods {
+		grace := fmt.Sprintf("%ds", p.GracePeriodSeconds)
+		if p.Action == "skipped" {
+			grace = "-"
+		}
+		t.rows = append(t.rows, []string{"  " + p.Pod, actionLabels[p.Action], grace, p.Why})
+	}
+	printGrid(pw, t, width)
+	if n.Reason != "" && n.Outcome != "drained" {
+		pw.para("  Verdict: "+n.Reason, "    ")
+	}
+}
+
+// printGrid truncates the POD column to fit and moves WHY texts that run
+// past the width into a numbered legend under the table.
+func printGrid(pw *paragraphs, t grid, width int) {
+	if len(t.rows) == 0 {
+		return
+	}
+	shortenFirst(&t, width)
+	legend := fitLastColumn(&t, width)
+	lines, err := tableLines(t)
+	if err != nil {
+		pw.err = err
+		return
+	}
+	for _, l := range lines {
+		pw.line(l)
+	}
+	for _, l := range legend {
+		pw.para("  "+l, "      ")
+	}
+}
+
+// shortenFirst cuts the first column so that the others keep at least a
+// third of the width for the last one.
+func shortenFirst(t *grid, width int) {
+	limit := max(width/3, 20)
+	for _, r := range t.rows {
+		if len(r[0]) > limit {
+			r[0] = r[0][:limit-1] + "~"
+		}
+	}
+}
+
+func replacements(pw *paragraphs, rs []prediction.DrainReplacement, width int) {
+	if len(rs) == 0 {
+		return
+	}
+	pw.blank()
+	pw.line("REPLACEMENTS (the scheduler places them on nodes not cordoned):")
+	t := grid{header: []string{"  FOR", "OWNER", "NODE", "CANDIDATES / WHY NOT"}}
+	for _, r := range rs {
+		node, why := r.Node, "on "+nodeList(r.Candidates, 3)
+		switch {
+		case node == "":
+			node, why = "-", r.Reason+" It stays Pending until capacity is added."
+		case len(r.Candidates) > 1:
+			node, why = "any of "+fmt.Sprint(len(r.Candidates)), nodeList(r.Candidates, 3)+" (the scheduler's scoring picks)"
+		}
+		if !r.Certain && r.Node != "" && len(r.Candidates) <= 1 {
+			node += " (uncertain)"
+		}
+		t.rows = append(t.rows, []string{"  " + r.For, r.Owner, node, why})
+	}
+	printGrid(pw, t, width)
+}
+
+// DrainNames prints the victims as pod/NAME in drain order; when they
+// span namespaces each line adds -n NAMESPACE (for xargs -L1 kubectl).
+func DrainNames(w io.Writer, p *prediction.Prediction) error {
+	namespaces := map[string]bool{}
+	for _, v := range p.Victims {
+		ns, _, _ := strings.Cut(v, "/")
+		namespaces[ns] = true
+	}
+	for _, v := range p.Victims {
+		ns, name, _ := strings.Cut(v, "/")
+		line := "pod/" + name
+		if len(namespaces) > 1 {
+			line += " -n " + ns
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
