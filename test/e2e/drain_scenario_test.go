@@ -109,7 +109,7 @@ func randomDrainScenario(seed uint64, i int) *drainScenario {
 	return s
 }
 
-var drainCPUs = []int64{100, 200, 300, 500, 800, 1200}
+var drainCPUs = []int64{100, 200, 300, 500, 800, 1200, 1500, 1800}
 
 func (s *drainScenario) addWorkloads(rng *rand.Rand, free map[string]int64) {
 	nDeploy := 1 + rng.IntN(3)
@@ -187,7 +187,9 @@ func (s *drainScenario) addPDBs(rng *rand.Rand) {
 			continue
 		}
 		p := drainPDB{name: "pdb-" + w.name, selector: map[string]string{"app": w.name}}
-		switch rng.IntN(4) {
+		switch rng.IntN(5) {
+		case 4: // no disruption ever allowed: the drain blocks
+			p.minAvailable = ptrTo(intstr.FromInt32(int32(w.replicas)))
 		case 0:
 			p.minAvailable = ptrTo(intstr.FromInt32(int32(rng.IntN(w.replicas + 1))))
 		case 1:
