@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -102,6 +103,27 @@ func runDrainScenario(t *testing.T, dc *drainCluster, kubectl string, s *drainSc
 	drainRecord(t, s, pred, nodes, repl, before)
 }
 
+// drainSaveCluster writes what the plugin reads, as the drain docs' one
+// kubectl get command saves it, so that a failed prediction can be
+// repeated offline with -f.
+func drainSaveCluster(ctx context.Context, dc *drainCluster, s *drainScenario) string {
+	kubectl, err := exec.LookPath(filepath.Join(env.build.binDir, "kubectl"))
+	if err != nil {
+		return err.Error()
+	}
+	out := filepath.Join(dc.cp.dir, s.ns+".yaml")
+	cmd := exec.CommandContext(ctx, kubectl, "get", "nodes,pods,pdb,deploy,rs,sts,ds,rc,jobs,priorityclasses", "-A", "-o", "yaml",
+		"--kubeconfig", dc.cp.adminKubeconfig)
+	b, err := cmd.Output()
+	if err == nil {
+		err = os.WriteFile(out, b, 0o600)
+	}
+	if err != nil {
+		return "saving the cluster: " + err.Error()
+	}
+	return "the cluster is saved in " + out + " (repeat offline with -f)"
+}
+
 var drainPluginProbe struct {
 	once sync.Once
 	why  string
@@ -136,11 +158,11 @@ func drainPredict(ctx context.Context, t *testing.T, dc *drainCluster, s *drainS
 	args = append(args, s.flags...)
 	args = append(args, fmt.Sprintf("--timeout=%s", timeout), "--kubeconfig", dc.cp.viewerKubeconfig, "-o", "json")
 	run, err := runPlugin(ctx, env.pluginPath, args...)
-	if err != nil {
-		t.Fatalf("plugin: %v", err)
+	if err == nil && run.exitCode != 0 {
+		err = fmt.Errorf("plugin failed: %s", run)
 	}
-	if run.exitCode != 0 {
-		t.Fatalf("plugin failed: %s", run)
+	if err != nil {
+		t.Fatalf("plugin: %v\n%s", err, drainSaveCluster(ctx, dc, s))
 	}
 	p, err := parseDrainPrediction(run.stdout)
 	if err != nil {
