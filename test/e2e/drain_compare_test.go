@@ -58,6 +58,13 @@ type drainStats struct {
 	outcomes              map[string]int // real outcomes seen
 	unschedulable         int            // replacements the scheduler could not place
 	twoNode               int
+	pluginFailures        []int // scenarios where the plugin gave no answer
+}
+
+func (s *drainStats) pluginFailed(scenario int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pluginFailures = append(s.pluginFailures, scenario)
 }
 
 var drainRun = &drainStats{outcomes: map[string]int{}}
@@ -67,9 +74,9 @@ func (s *drainStats) String() string {
 	defer s.mu.Unlock()
 	return fmt.Sprintf("drain e2e: %d scenarios (%d predicted), real outcomes %v, %d two-node drains, %d unschedulable replacements; "+
 		"determined answers compared: %d node outcomes (with evicted/remaining/skipped), %d replacement groups; %d mismatches; "+
-		"uncertain counted: %d nodes, %d replacement groups",
+		"uncertain counted: %d nodes, %d replacement groups; plugin failed (no answer) on scenarios %v",
 		s.scenarios, s.predicted, s.outcomes, s.twoNode, s.unschedulable, s.nodesCompared, s.replacementsCompared, len(s.mismatches),
-		s.nodesUncertain, s.replacementsUncertain)
+		s.nodesUncertain, s.replacementsUncertain, s.pluginFailures)
 }
 
 // drainComparison compares one scenario's prediction with what happened.

@@ -17,6 +17,7 @@ type drainScenario struct {
 	pdbs      []drainPDB
 	drain     []string // nodes to drain, in order
 	flags     []string // kubectl drain flags shared by the plugin
+	saved     string   // the cluster before the drain, as a file for -f
 }
 
 type drainNodeSpec struct {
