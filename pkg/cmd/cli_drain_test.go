@@ -153,14 +153,23 @@ func TestDrainNames(t *testing.T) {
 }
 
 func TestDrainLayouts(t *testing.T) {
-	for _, width := range []int{80, 120} {
-		name := map[int]string{80: "80", 120: "120"}[width]
-		t.Run(name, func(t *testing.T) {
-			defer func(w int) { cliWidth = w }(cliWidth)
-			cliWidth = width
-			r := cliRun(t, nil, nil, "drain", "node-1", "node-2", "--ignore-daemonsets", "-f", drainFile, "--now", liveNowFlag)
-			wantLayout(t, r, "layout_drain_"+name, width)
-		})
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"drain", []string{"node-1", "node-2", "--ignore-daemonsets"}},
+		{"drain_refused", []string{"-l", "pool=blue"}},
+		{"drain_podselector", []string{"node-1", "node-2", "--ignore-daemonsets", "--pod-selector", "app=web", "--timeout", "1m", "--grace-period", "5"}},
+	} {
+		for _, width := range []int{80, 120} {
+			name := tc.name + "_" + map[int]string{80: "80", 120: "120"}[width]
+			t.Run(name, func(t *testing.T) {
+				defer func(w int) { cliWidth = w }(cliWidth)
+				cliWidth = width
+				r := cliRun(t, nil, nil, append([]string{"drain", "-f", drainFile, "--now", liveNowFlag}, tc.args...)...)
+				wantLayout(t, r, "layout_"+name, width)
+			})
+		}
 	}
 }
 

@@ -175,7 +175,16 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if o.FailIfUncertain && !pred.Certain {
-		return errUncertain
+		return errDrainUncertain{}
 	}
 	return nil
 }
+
+// errDrainUncertain is errUncertain (exit 8) in the drain's words.
+type errDrainUncertain struct{}
+
+func (errDrainUncertain) Error() string {
+	return "some nodes' outcomes depend on the scheduler's scoring, on timing or on input the snapshot lacks (--fail-if-uncertain); see the warnings"
+}
+
+func (errDrainUncertain) Is(target error) bool { return target == errUncertain }

@@ -7,6 +7,7 @@ import (
 	"github.com/scale-preview/scale-preview/pkg/drain"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/printer"
+	"github.com/scale-preview/scale-preview/pkg/rules"
 )
 
 // drainPrediction renders the result as the plugin's document.
@@ -25,9 +26,11 @@ func drainPrediction(res *drain.Result, nodes []string, o *DrainOptions, info pr
 		d.Replacements = append(d.Replacements, prediction.DrainReplacement{For: r.For, Owner: r.Owner, Node: r.Node, Reason: r.Reason,
 			Candidates: r.Candidates, Certain: r.Certain})
 	}
-	sr := o.minor
-	info.KubernetesVersion = fmt.Sprintf("1.%d", sr)
-	info.FeatureGates = o.gates
+	info.KubernetesVersion = fmt.Sprintf("1.%d", o.minor)
+	info.FeatureGates = rules.Scheduler(o.minor, o.gates).Gates
+	for name, on := range rules.Disruption(o.minor, o.gates).Gates {
+		info.FeatureGates[name] = on
+	}
 	name := strings.Join(nodes, ",")
 	if o.Selector != "" {
 		name = o.Selector

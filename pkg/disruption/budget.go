@@ -56,17 +56,6 @@ func (b *Budget) SchedulerSelects(p *corev1.Pod) bool {
 	return b.Selector != nil && !b.Selector.Empty() && len(p.Labels) > 0 && b.EvictionSelects(p)
 }
 
-// EvictionBudgets are the budgets the Eviction API finds for p.
-func EvictionBudgets(all []*Budget, p *corev1.Pod) []*Budget {
-	var out []*Budget
-	for _, b := range all {
-		if b.EvictionSelects(p) {
-			out = append(out, b)
-		}
-	}
-	return out
-}
-
 // UnhealthyAlwaysAllow: spec.unhealthyPodEvictionPolicy is AlwaysAllow
 // and the API server keeps the field (honoured).
 func (b *Budget) UnhealthyAlwaysAllow(honoured bool) bool {

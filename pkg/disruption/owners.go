@@ -26,21 +26,18 @@ type Workloads struct {
 // Owners indexes Workloads by kind, namespace and name.
 type Owners struct {
 	objs map[string]metav1.Object
-	rs   map[string]*appsv1.ReplicaSet
-	w    Workloads
 }
 
 func ownerKey(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
 
 // NewOwners indexes w.
 func NewOwners(w Workloads) *Owners {
-	o := &Owners{objs: map[string]metav1.Object{}, rs: map[string]*appsv1.ReplicaSet{}, w: w}
+	o := &Owners{objs: map[string]metav1.Object{}}
 	for _, d := range w.Deployments {
 		o.objs[ownerKey("Deployment", d.Namespace, d.Name)] = d
 	}
 	for _, r := range w.ReplicaSets {
 		o.objs[ownerKey("ReplicaSet", r.Namespace, r.Name)] = r
-		o.rs[r.Namespace+"/"+r.Name] = r
 	}
 	for _, s := range w.StatefulSets {
 		o.objs[ownerKey("StatefulSet", s.Namespace, s.Name)] = s

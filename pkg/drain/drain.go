@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -14,8 +15,9 @@ type NodeNotFoundError struct{ Node string }
 
 func (e *NodeNotFoundError) Error() string { return fmt.Sprintf("node %q not found", e.Node) }
 
-// Predict simulates the drain twice, taking the first and then the last
-// feasible node for every replacement: what differs between the runs
+// Predict simulates the drain three times: binding every replacement to
+// its least allocated feasible node (the scheduler's likeliest choice),
+// then to the first, then to the last; what differs between the runs
 // depends on the scheduler's scoring and is marked uncertain.
 func Predict(in Input) (*Result, error) {
 	for _, name := range in.Drain {
@@ -23,16 +25,17 @@ func Predict(in Input) (*Result, error) {
 			return nil, &NodeNotFoundError{Node: name}
 		}
 	}
-	first := run(in, false)
-	last := run(in, true)
-	compareRuns(first, last)
-	return first, nil
+	res := run(in, pickLeastAllocated)
+	for _, strategy := range []int{pickFirst, pickLast} {
+		compareRuns(res, run(in, strategy))
+	}
+	return res, nil
 }
 
 // run is one simulation: kubectl cordons every node first (newState),
 // then drains them in order.
-func run(in Input, pickLast bool) *Result {
-	s := newState(in, pickLast)
+func run(in Input, strategy int) *Result {
+	s := newState(in, strategy)
 	f := newKubectlFilters(in)
 	res := &Result{Certain: true}
 	stuckOn := ""
@@ -77,6 +80,39 @@ func (s *state) finish(res *Result) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("evictions that wait for pods to become Ready are assumed to succeed within --timeout=%s", s.in.Options.Timeout))
 	}
 	res.BrokenBudgets = s.broken
+	s.doubtUnplaced(res)
+}
+
+// doubtUnplaced: a replacement that fits nowhere after an earlier one had
+// a choice of nodes might have fitted had that choice been another; the
+// nodes it blocks are uncertain.
+func (s *state) doubtUnplaced(res *Result) {
+	if !s.choiceMade {
+		return
+	}
+	for i := range res.Replacements {
+		r := &res.Replacements[i]
+		if r.Node != "" {
+			continue
+		}
+		r.Certain, res.Certain = false, false
+		res.Uncertain = append(res.Uncertain, fmt.Sprintf("the replacement of %s fits nowhere, but an earlier replacement had a choice of nodes: another choice might have left room", r.For))
+		for j := range res.Nodes {
+			if res.Nodes[j].Outcome == OutcomeBlocked && strings.Contains(res.Nodes[j].Reason+blockingWhys(res.Nodes[j]), r.For) {
+				res.Nodes[j].Certain = false
+			}
+		}
+	}
+}
+
+func blockingWhys(n NodeResult) string {
+	var b strings.Builder
+	for _, p := range n.Pods {
+		if p.Action == ActionBlocking {
+			b.WriteString(p.Why)
+		}
+	}
+	return b.String()
 }
 
 // candidates are the pods kubectl lists on the node, in the API's order

@@ -45,7 +45,7 @@ func newKubectlFilters(in Input) *kubectlFilters {
 	if !in.OwnersRead["DaemonSet"] {
 		objs = append(objs, assumedDaemonSets(in.Pods)...)
 	}
-	cs := fake.NewSimpleClientset()
+	cs := fake.NewClientset()
 	for _, o := range objs {
 		_ = cs.Tracker().Add(o) // a duplicate (bad input) keeps the first
 	}
@@ -114,7 +114,7 @@ func skipRule(p *corev1.Pod, v verdict) string {
 	switch {
 	case v.warning != "":
 		return v.warning
-	case p.Annotations[corev1.MirrorPodAnnotationKey] != "" || hasKey(p.Annotations, corev1.MirrorPodAnnotationKey):
+	case hasKey(p.Annotations, corev1.MirrorPodAnnotationKey):
 		return "mirror pod: the kubelet owns it"
 	}
 	return "kubectl's filters skip it"

@@ -10,9 +10,9 @@ import (
 	"github.com/scale-preview/scale-preview/pkg/source"
 )
 
-// FuzzPredict reads arbitrary files as the drain does and drains the
+// FuzzDrain reads arbitrary files as the drain does and drains the
 // first nodes: no input may panic or loop.
-func FuzzPredict(f *testing.F) {
+func FuzzDrain(f *testing.F) {
 	seed, err := os.ReadFile("../../examples/drain.yaml")
 	if err != nil {
 		f.Fatal(err)

@@ -229,3 +229,30 @@ func TestPlacementThatMattersIsUncertain(t *testing.T) {
 		t.Fatalf("certain: %+v", r.Replacements)
 	}
 }
+
+// The scheduler's likeliest choice (least allocated) can differ from the
+// first and the last feasible node; any difference in what gets scheduled
+// makes the answer uncertain.
+func TestLeastAllocatedChoiceIsUncertain(t *testing.T) {
+	w := newWorld(node("n1", "8"), node("a", "2"), node("b", "2"), node("c", "2"))
+	filler := w.rs("filler", 2, "1")
+	w.pod("fill-a", "a", filler, "ReplicaSet", true)
+	w.pod("fill-c", "c", filler, "ReplicaSet", true)
+	w.pod("x-1", "n1", w.rs("x", 1, "1"), "ReplicaSet", true)
+	w.pod("y-1", "n1", w.rs("y", 1, "2"), "ReplicaSet", true)
+	r := w.predict("n1")
+	if r.Replacements[0].Node != "b" || r.Replacements[1].Node != "" || r.Certain || r.Replacements[1].Certain {
+		t.Fatalf("%+v certain=%v", r.Replacements, r.Certain)
+	}
+}
+
+// A ReplicaSet that already has fewer replicas wanted than pods (an old
+// ReplicaSet of a rollout, scaled to 0) replaces nothing.
+func TestScaledDownReplicaSetReplacesNothing(t *testing.T) {
+	w := newWorld(node("n1", "4"), node("n2", "4"))
+	w.pod("old-a", "n1", w.rs("old", 0, "100m"), "ReplicaSet", true)
+	r := w.predict("n1")
+	if onlyNode(t, r).Outcome != OutcomeDrained || len(r.Replacements) != 0 {
+		t.Fatalf("%+v", r.Replacements)
+	}
+}

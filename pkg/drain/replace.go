@@ -43,6 +43,9 @@ func (s *state) replace(old *podState) {
 	}
 	owner := s.owners.Get(old.pod.Namespace, ref)
 	r.Owner = s.ownerName(old.pod.Namespace, ref, owner)
+	if owner != nil && !s.wantsMore(owner, ref) {
+		return // the controller already has all the pods it wants
+	}
 	tmpl, ok := template(owner)
 	if !ok {
 		if disruption.ModelledKind(ref) && s.in.OwnersRead[ref.Kind] {
@@ -65,9 +68,44 @@ func (s *state) replace(old *podState) {
 	}
 	np := &podState{pod: pod, key: pod.Namespace + "/" + pod.Name, replaces: old.key, pending: true, repl: r}
 	np.willReady, np.readyUnknown = s.readiness(old, ref)
-	s.pods = append(s.pods, np)
-	s.byKey[np.key] = np
+	s.add(np)
 	s.repls = append(s.repls, r)
+}
+
+// wantsMore: the owner creates a pod for the one leaving. A ReplicaSet or
+// ReplicationController counts its active pods (not terminating, not
+// finished) against spec.replicas; a finished Job creates none.
+func (s *state) wantsMore(owner metav1.Object, ref *metav1.OwnerReference) bool {
+	var want int32
+	switch o := owner.(type) {
+	case *appsv1.ReplicaSet:
+		want = replicasOr1(o.Spec.Replicas)
+	case *corev1.ReplicationController:
+		want = replicasOr1(o.Spec.Replicas)
+	case *batchv1.Job:
+		for _, c := range o.Status.Conditions {
+			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+				return false
+			}
+		}
+		return true
+	default:
+		return true
+	}
+	var active int32
+	for _, p := range s.ownedBy(ref) {
+		if !p.gone && !p.terminating() && !finished(p.pod) && metav1.IsControlledBy(p.pod, owner) {
+			active++
+		}
+	}
+	return active < want
+}
+
+func replicasOr1(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
 }
 
 // ownerName is Kind/name, a ReplicaSet named by its Deployment.
@@ -102,7 +140,7 @@ func template(owner metav1.Object) (corev1.PodTemplateSpec, bool) {
 // is unknown (assumed yes).
 func (s *state) readiness(old *podState, ref *metav1.OwnerReference) (ready, unknown bool) {
 	var readyN, notReady int
-	for _, p := range s.pods {
+	for _, p := range s.ownedBy(ref) {
 		if p == old || p.gone || p.pending || p.terminating() || p.pod.Namespace != old.pod.Namespace || p.pod.Spec.NodeName == "" {
 			continue
 		}
@@ -133,7 +171,7 @@ func (s *state) schedule() bool {
 		if !p.pending || p.gone {
 			continue
 		}
-		pl, err := scheduling.Place(scheduling.Input{Nodes: s.schedNodes(), Pods: s.livePods(), Namespaces: s.in.Namespaces, Pod: p.pod, Rules: s.in.Scheduler})
+		pl, err := scheduling.Place(scheduling.Input{Nodes: s.schedNodes(), Pods: s.livePods(), Namespaces: s.in.Namespaces, Pod: p.pod, Rules: s.in.Scheduler, Cache: s.infos})
 		if err != nil {
 			p.repl.Reason, p.repl.Certain = err.Error(), false
 			continue
@@ -145,17 +183,34 @@ func (s *state) schedule() bool {
 		if len(pl.Feasible) == 0 {
 			continue
 		}
-		node := pl.Feasible[0]
-		if s.pickLast {
-			node = pl.Feasible[len(pl.Feasible)-1]
-		}
+		node := s.pick(pl)
 		if len(pl.Feasible) > 1 || len(pl.Unmodelled) > 0 {
 			p.repl.Certain = false
+			s.choiceMade = s.choiceMade || len(pl.Feasible) > 1
 		}
 		s.bind(p, node)
 		changed = true
 	}
 	return changed
+}
+
+// pick is the node a run binds to: the least allocated (the scheduler's
+// likeliest choice; ties to the first), or the first or last feasible one
+// in the runs that test whether the choice matters.
+func (s *state) pick(pl scheduling.Placement) string {
+	switch s.strategy {
+	case pickFirst:
+		return pl.Feasible[0]
+	case pickLast:
+		return pl.Feasible[len(pl.Feasible)-1]
+	}
+	best := pl.Feasible[0]
+	for _, n := range pl.Feasible {
+		if pl.LeastAllocated[n] > pl.LeastAllocated[best] {
+			best = n
+		}
+	}
+	return best
 }
 
 func (s *state) bind(p *podState, node string) {

@@ -6,8 +6,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/scale-preview/scale-preview/pkg/disruption"
+	"github.com/scale-preview/scale-preview/pkg/scheduling"
 )
 
 // podState is one pod as the simulation moves it.
@@ -23,6 +25,23 @@ type podState struct {
 	pending      bool // created, not yet scheduled
 	ownerMissing bool // its controller is not in the input
 	repl         *Replacement
+}
+
+// add puts a pod into the state and its indexes.
+func (s *state) add(p *podState) {
+	s.pods = append(s.pods, p)
+	if ref := metav1.GetControllerOf(p.pod); ref != nil {
+		s.byOwner[ref.UID] = append(s.byOwner[ref.UID], p)
+	}
+}
+
+// ownedBy are the pods whose controller is ref (by UID; all pods when the
+// reference has none, which the caller filters).
+func (s *state) ownedBy(ref *metav1.OwnerReference) []*podState {
+	if ref.UID == "" {
+		return s.pods
+	}
+	return s.byOwner[ref.UID]
 }
 
 // display names the pod in a sentence; a replacement by what it replaces.
@@ -50,25 +69,34 @@ type state struct {
 	in       Input
 	owners   *disruption.Owners
 	pods     []*podState
-	byKey    map[string]*podState
 	cordoned map[string]bool
 	budgets  []*budgetState
 	created  int // replacements created, for unique names
 	notes    []string
-	// pickLast: among feasible nodes take the last instead of the first
-	// (the second run that tells whether scoring matters).
-	pickLast bool
-	repls    []*Replacement
-	broken   []string       // budgets --disable-eviction breaks
-	sched    []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
+	// strategy picks among feasible nodes (pick).
+	strategy int
+	// choiceMade: some replacement had more than one feasible node.
+	choiceMade bool
+	repls      []*Replacement
+	broken     []string       // budgets --disable-eviction breaks
+	sched      []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
+	infos      *scheduling.InfoCache
+	byOwner    map[types.UID][]*podState // by controller UID
 }
 
-func newState(in Input, pickLast bool) *state {
-	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), byKey: map[string]*podState{}, cordoned: map[string]bool{}, pickLast: pickLast}
+// Placement strategies of the runs.
+const (
+	pickLeastAllocated = iota
+	pickFirst
+	pickLast
+)
+
+func newState(in Input, strategy int) *state {
+	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), cordoned: map[string]bool{}, strategy: strategy,
+		infos: scheduling.NewInfoCache()}
+	s.byOwner = map[types.UID][]*podState{}
 	for _, p := range in.Pods {
-		ps := &podState{pod: p, key: p.Namespace + "/" + p.Name}
-		s.pods = append(s.pods, ps)
-		s.byKey[ps.key] = ps
+		s.add(&podState{pod: p, key: p.Namespace + "/" + p.Name})
 	}
 	for _, p := range s.pods {
 		s.markStarting(p)
@@ -79,15 +107,16 @@ func newState(in Input, pickLast bool) *state {
 	for _, n := range in.Drain {
 		s.cordoned[n] = true // kubectl cordons every named node first
 	}
+	live := byNamespace(s.livePods())
 	for _, b := range disruption.Parse(in.PDBs) {
-		s.budgets = append(s.budgets, s.initialBudget(b))
+		s.budgets = append(s.budgets, s.initialBudget(b, live))
 	}
 	return s
 }
 
 // initialBudget takes the recorded status; a budget whose status was
 // never written, or lags its generation, waits for the controller.
-func (s *state) initialBudget(b *disruption.Budget) *budgetState {
+func (s *state) initialBudget(b *disruption.Budget, live map[string][]*corev1.Pod) *budgetState {
 	bs := &budgetState{b: b}
 	st := b.PDB.Status
 	bs.status = disruption.Status{ExpectedPods: st.ExpectedPods, DesiredHealthy: st.DesiredHealthy, CurrentHealthy: st.CurrentHealthy,
@@ -104,17 +133,17 @@ func (s *state) initialBudget(b *disruption.Budget) *budgetState {
 		bs.unknown = err.Error() + ": recomputed from the pods instead"
 		bs.lag = true
 	}
-	s.checkRecorded(bs)
+	s.checkRecorded(bs, live[b.PDB.Namespace])
 	return bs
 }
 
 // checkRecorded compares the recorded status with what the controller
 // would write for the snapshot; a difference means stale or partial input.
-func (s *state) checkRecorded(bs *budgetState) {
+func (s *state) checkRecorded(bs *budgetState, pods []*corev1.Pod) {
 	if bs.lag {
 		return
 	}
-	c := disruption.Compute(bs.b, s.livePods(), s.owners, s.in.Now)
+	c := disruption.Compute(bs.b, pods, s.owners, s.in.Now)
 	if c.Unknown != "" {
 		bs.unknown = c.Unknown
 		return
@@ -149,14 +178,23 @@ func (s *state) livePods() []*corev1.Pod {
 	return out
 }
 
+// byNamespace groups pods by namespace: a budget reads only its own.
+func byNamespace(pods []*corev1.Pod) map[string][]*corev1.Pod {
+	out := map[string][]*corev1.Pod{}
+	for _, p := range pods {
+		out[p.Namespace] = append(out[p.Namespace], p)
+	}
+	return out
+}
+
 // recompute is one disruption controller sync of every budget.
 func (s *state) recompute() {
-	live := s.livePods()
+	live := byNamespace(s.livePods())
 	for _, bs := range s.budgets {
 		if bs.b.Selector == nil {
 			continue
 		}
-		c := disruption.Compute(bs.b, live, s.owners, s.in.Now)
+		c := disruption.Compute(bs.b, live[bs.b.PDB.Namespace], s.owners, s.in.Now)
 		bs.status, bs.lag, bs.recomputed = c, false, true
 		if c.Unknown != "" {
 			bs.unknown = c.Unknown

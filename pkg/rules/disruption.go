@@ -14,6 +14,8 @@ var disruptionGateHistory = map[string]gateSpan{
 // controller.
 type DisruptionRules struct {
 	Minor int
+	// Gates are the gates of 1.<minor> this reads, with their values.
+	Gates map[string]bool
 	// UnhealthyPodEvictionPolicy: spec.unhealthyPodEvictionPolicy is kept
 	// and honoured; off, every budget behaves as IfHealthyBudget.
 	UnhealthyPodEvictionPolicy bool
@@ -38,5 +40,9 @@ func Disruption(minor int, overrides map[string]bool) DisruptionRules {
 			on = v
 		}
 	}
-	return DisruptionRules{Minor: minor, UnhealthyPodEvictionPolicy: on}
+	r := DisruptionRules{Minor: minor, UnhealthyPodEvictionPolicy: on, Gates: map[string]bool{}}
+	if h.exists(minor) {
+		r.Gates[PDBUnhealthyPodEvictionPolicy] = on
+	}
+	return r
 }

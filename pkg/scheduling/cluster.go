@@ -130,7 +130,7 @@ func NewCluster(in Input) (*Cluster, error) {
 		if n == nil {
 			continue // no NodeInfo without its Node in the snapshot
 		}
-		pi, err := newPodInfo(p, r, true, scratch)
+		pi, err := in.Cache.boundInfo(p, r, scratch)
 		if err != nil {
 			return nil, err
 		}

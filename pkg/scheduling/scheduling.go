@@ -29,13 +29,46 @@ type Input struct {
 	// Pod is the pod being scheduled, its spec.priority resolved.
 	Pod   *corev1.Pod
 	Rules rules.SchedulerRules
+	// Cache, when set, keeps each bound pod's requests, ports and terms
+	// for the next cluster built over the same pod objects.
+	Cache *InfoCache
+}
+
+// InfoCache keeps what the filters read of each bound pod, by pod object:
+// a caller that changes a pod passes a new object. One cache serves one
+// rule set.
+type InfoCache struct{ m map[*corev1.Pod]*PodInfo }
+
+// NewInfoCache returns an empty cache.
+func NewInfoCache() *InfoCache { return &InfoCache{m: map[*corev1.Pod]*PodInfo{}} }
+
+// boundInfo is newPodInfo for a bound pod, through the cache (nil: none).
+func (c *InfoCache) boundInfo(p *corev1.Pod, r rules.SchedulerRules, scratch corev1.ResourceList) (*PodInfo, error) {
+	if c == nil {
+		return newPodInfo(p, r, true, scratch)
+	}
+	if pi, ok := c.m[p]; ok {
+		cp := *pi
+		return &cp, nil
+	}
+	pi, err := newPodInfo(p, r, true, scratch)
+	if err != nil {
+		return nil, err
+	}
+	c.m[p] = pi
+	cp := *pi
+	return &cp, nil
 }
 
 // Placement is where a pod can go: the nodes where every filter passes,
 // in the scheduler's node order, or the FitError message when none.
 type Placement struct {
 	Feasible []string
-	FitError string
+	// LeastAllocated is NodeResourcesFit's default score (0-100) of each
+	// feasible node: the free share of CPU and memory once the pod is
+	// there. It is one of several scores the scheduler adds up.
+	LeastAllocated map[string]int64
+	FitError       string
 	// Unmodelled names filters the pod needs that this package does not
 	// model: the answer is uncertain.
 	Unmodelled []string
@@ -53,6 +86,10 @@ func Place(in Input) (Placement, error) {
 		v := c.FilterWithNominated(n)
 		if v.Code == Fits {
 			pl.Feasible = append(pl.Feasible, n.Node.Name)
+			if pl.LeastAllocated == nil {
+				pl.LeastAllocated = map[string]int64{}
+			}
+			pl.LeastAllocated[n.Node.Name] = c.leastAllocated(n)
 		}
 		verdicts = append(verdicts, v)
 	}
@@ -60,6 +97,21 @@ func Place(in Input) (Placement, error) {
 		pl.FitError = FitError(verdicts)
 	}
 	return pl, nil
+}
+
+// leastAllocated is the LeastAllocated strategy with CPU and memory
+// weighted 1 each (the scheduler also counts 100m CPU and 200Mi for a pod
+// that requests none; this does not).
+func (c *Cluster) leastAllocated(n *NodeState) int64 {
+	score := func(alloc, used int64) int64 {
+		if alloc <= 0 || used > alloc {
+			return 0
+		}
+		return (alloc - used) * 100 / alloc
+	}
+	cpu := score(n.allocatable.milliCPU, n.requested.milliCPU+c.Pre.req.milliCPU)
+	mem := score(n.allocatable.memory, n.requested.memory+c.Pre.req.memory)
+	return (cpu + mem) / 2
 }
 
 // FitError is framework.FitError.Error() without a PostFilter message:
