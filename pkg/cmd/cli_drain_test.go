@@ -226,3 +226,19 @@ func TestDrainLive(t *testing.T) {
 	r = cliRun(t, c, nil, "drain", "node-1", "--kube-version", "1.37")
 	wantExit(t, r, ExitForbidden, "list replicasets.apps")
 }
+
+// --disable-eviction deletes every pod at once and names the budgets the
+// deletions break.
+func TestDrainDisableEviction(t *testing.T) {
+	_, p := drainRun(t, "node-1", "node-2", "--ignore-daemonsets", "--disable-eviction")
+	if len(p.Victims) != 3 || len(p.Drain.BrokenBudgets) != 1 || !strings.Contains(p.Drain.BrokenBudgets[0], "node node-2") {
+		t.Fatalf("%+v %v", p.Victims, p.Drain.BrokenBudgets)
+	}
+	for _, n := range p.Drain.Nodes {
+		for _, pod := range n.Pods {
+			if pod.Action != "deleted" && pod.Action != "skipped" {
+				t.Errorf("%+v", pod)
+			}
+		}
+	}
+}

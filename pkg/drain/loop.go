@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/scale-preview/scale-preview/pkg/disruption"
 )
@@ -24,7 +25,9 @@ func (s *state) evictAll(nr *NodeResult, acted []listed) bool {
 	waiting := map[string]*waitState{}
 	contended := map[*budgetState]bool{}
 	todo := acted
+	lastRound := 0
 	for round := 0; len(todo) > 0; round++ {
+		lastRound = round
 		var next []listed
 		passed := map[*budgetState]bool{}
 		for _, l := range todo {
@@ -48,14 +51,31 @@ func (s *state) evictAll(nr *NodeResult, acted []listed) bool {
 			}
 		}
 		todo = next
-		if len(todo) == 0 || !s.advance() {
+		if len(todo) == 0 || s.timesOut(round+1) || !s.advance() {
 			break
 		}
 	}
+	timedOut := s.timesOut(lastRound + 1)
 	for _, l := range todo {
-		s.blocked(nr, waiting[l.p.key], contended)
+		s.blocked(nr, waiting[l.p.key], contended, timedOut)
 	}
 	return len(todo) > 0 && s.in.Options.Timeout == 0
+}
+
+// retryDelay is kubectl's EvictErrorRetryDelay: a 429 is retried after it.
+const retryDelay = 5 * time.Second
+
+// timesOut: kubectl's --timeout ends before retry number round.
+func (s *state) timesOut(round int) bool {
+	t := s.in.Options.Timeout
+	return t > 0 && time.Duration(round)*retryDelay > t
+}
+
+// closeToTimeout: the retries alone take half of --timeout or more, so
+// how long the pods take to become Ready decides.
+func (s *state) closeToTimeout(round int) bool {
+	t := s.in.Options.Timeout
+	return t > 0 && 2*time.Duration(round)*retryDelay >= t
 }
 
 // doubt makes the node uncertain for a reason the snapshot cannot settle.
@@ -80,6 +100,9 @@ func (s *state) evicted(nr *NodeResult, l listed, a answer, w *waitState, round 
 	l.res.Action = ActionEvictedAfterWait
 	l.res.WaitsFor = w.waitsFor
 	l.res.Why = w.why + " until " + readyPhrase(w.waitsFor)
+	if s.closeToTimeout(round) {
+		s.doubt(nr, fmt.Sprintf("node %s: pod %s goes after %d retries of 5 s, close to --timeout=%s: whether it goes in time depends on how fast pods become Ready", nr.Node, l.p.key, round, s.in.Options.Timeout))
+	}
 	if w.unknown {
 		nr.Certain = false
 		s.note(fmt.Sprintf("pod %s waits for replacements whose readiness the snapshot cannot tell", l.p.key))
@@ -139,11 +162,14 @@ func (s *state) budgetSignature() string {
 
 // blocked records a pod whose eviction never succeeds, with the one thing
 // that would unblock it.
-func (s *state) blocked(nr *NodeResult, w *waitState, contended map[*budgetState]bool) {
+func (s *state) blocked(nr *NodeResult, w *waitState, contended map[*budgetState]bool, timedOut bool) {
 	l := w.l
 	l.res.Action = ActionBlocking
 	l.res.WaitsFor = w.waitsFor
 	l.res.Why = w.why + "; unblock: " + s.unblockWait(w)
+	if timedOut {
+		l.res.Why = fmt.Sprintf("%s; kubectl's --timeout=%s ends first (it retries every 5 s), else %s", w.why, s.in.Options.Timeout, s.unblockWait(w))
+	}
 	if w.unknown {
 		nr.Certain = false
 	}

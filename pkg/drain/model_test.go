@@ -256,3 +256,24 @@ func TestScaledDownReplicaSetReplacesNothing(t *testing.T) {
 		t.Fatalf("%+v", r.Replacements)
 	}
 }
+
+// kubectl retries a 429 every 5 s: four pods under maxUnavailable 1 need
+// three retries, which a 10 s --timeout does not leave; a retry that takes
+// half the timeout is uncertain.
+func TestTimeoutEndsTheRetries(t *testing.T) {
+	w := newWorld(node("n1", "8"), node("n2", "8"))
+	web := w.rs("web", 4, "100m")
+	for _, n := range []string{"a", "b", "c", "d"} {
+		w.pod("web-"+n, "n1", web, "ReplicaSet", true)
+	}
+	w.pdb("web", nil, intOr(1))
+	w.in.Options.Timeout = 10e9
+	n := onlyNode(t, w.predict("n1"))
+	if n.Outcome != OutcomeBlocked || len(n.Evicted) != 3 || n.Certain || !strings.Contains(action(n, "web-d").Why, "--timeout=10s ends first") {
+		t.Fatalf("%+v", n)
+	}
+	w.in.Options.Timeout = 0
+	if n := onlyNode(t, w.predict("n1")); n.Outcome != OutcomeDrained || !n.Certain {
+		t.Fatalf("no timeout: %+v", n)
+	}
+}
