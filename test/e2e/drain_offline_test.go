@@ -17,21 +17,29 @@ type drainRecorded struct {
 	check func(t *testing.T, p *drainPrediction)
 }
 
+// checkUnreadyBlocked: the real drain blocked on d18-n1, both pods remain.
+func checkUnreadyBlocked(t *testing.T, p *drainPrediction) {
+	n := p.Drain.Nodes[0]
+	want := []string{"drain-18/web0-85bc59669c-f2w9m", "drain-18/web0-85bc59669c-tdfg7"}
+	if boolOr(n.Certain, p.Certain) && (n.Outcome != "blocked" || !slices.Equal(sorted(n.Remaining), want) || len(n.Evicted) != 0) {
+		t.Errorf("certain %s, evicted %v, remaining %v; the real drain blocked with %v remaining", n.Outcome, n.Evicted, n.Remaining, want)
+	}
+}
+
 var drainRecordedCases = []drainRecorded{{
 	// Two never-Ready pods under a budget that needs all 4 healthy: the
 	// real drain blocks on the node, both pods remain. The plugin looped
 	// forever here: pkg/drain's becomeReady appends Ready=True after the
 	// pod's Ready=False, the first condition still wins, and every round
-	// "changes" something.
+	// "changes" something. Counting --timeout's retries bounds the loop;
+	// without --timeout (kubectl's default) it still never returned.
 	name: "unready-under-full-budget", file: "testdata/drain-unready-under-full-budget.yaml",
-	args: []string{"d18-n1", "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=24s"},
-	check: func(t *testing.T, p *drainPrediction) {
-		n := p.Drain.Nodes[0]
-		want := []string{"drain-18/web0-85bc59669c-f2w9m", "drain-18/web0-85bc59669c-tdfg7"}
-		if boolOr(n.Certain, p.Certain) && (n.Outcome != "blocked" || !slices.Equal(sorted(n.Remaining), want) || len(n.Evicted) != 0) {
-			t.Errorf("certain %s, evicted %v, remaining %v; the real drain blocked with %v remaining", n.Outcome, n.Evicted, n.Remaining, want)
-		}
-	},
+	args:  []string{"d18-n1", "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=24s"},
+	check: checkUnreadyBlocked,
+}, {
+	name: "unready-under-full-budget-no-timeout", file: "testdata/drain-unready-under-full-budget.yaml",
+	args:  []string{"d18-n1", "--ignore-daemonsets", "--delete-emptydir-data"},
+	check: checkUnreadyBlocked,
 }, {
 	// The Job controller replaces an evicted pod only after its back-off
 	// (10 s, pkg/controller/job: isPodFailed counts the deleted pod as
