@@ -65,7 +65,11 @@ var drainRecordedCases = []drainRecorded{{
 	args: []string{"d9-n1", "d9-n2", "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--disable-eviction", "--timeout=18s"},
 	check: func(t *testing.T, p *drainPrediction) {
 		if p.Certain {
-			t.Errorf("certain, with replacements %+v; the real drain placed web1's once and web2's once", p.Drain.Replacements)
+			var placed []string
+			for _, r := range p.Drain.Replacements {
+				placed = append(placed, r.For+"->"+r.Node)
+			}
+			t.Errorf("certain, with replacements %v; the real drain placed web1's once and web2's once", placed)
 		}
 	},
 }}
