@@ -206,6 +206,12 @@ func waitFor(p *process, timeout time.Duration, what string, cond func() bool) e
 // and sets up RBAC and kubeconfigs. On error, whatever was started is
 // stopped.
 func startControlPlane(binDir string) (cp *controlPlane, err error) {
+	return startControlPlaneWith(binDir, kcmControllers)
+}
+
+// startControlPlaneWith is startControlPlane with the controller-manager's
+// --controllers list (the drain test runs a control plane of its own).
+func startControlPlaneWith(binDir, controllers string) (cp *controlPlane, err error) {
 	start := time.Now()
 	dir, err := os.MkdirTemp("", "scale-preview-e2e-")
 	if err != nil {
@@ -362,7 +368,7 @@ func startControlPlane(binDir string) (cp *controlPlane, err error) {
 	}
 	kcm, err := cp.startProcess("kube-controller-manager",
 		"--kubeconfig", cp.adminKubeconfig,
-		"--controllers", kcmControllers,
+		"--controllers", controllers,
 		"--leader-elect=false",
 		"--secure-port", "0",
 		"--concurrent-replicaset-syncs", "5",
@@ -415,7 +421,7 @@ func viewerRules() []rbacv1.PolicyRule {
 	ro := []string{"get", "list", "watch"}
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"pods", "replicationcontrollers", "persistentvolumeclaims", "nodes", "namespaces"}, Verbs: ro},
-		{APIGroups: []string{"apps"}, Resources: []string{"replicasets", "deployments", "statefulsets"}, Verbs: ro},
+		{APIGroups: []string{"apps"}, Resources: []string{"replicasets", "deployments", "statefulsets", "daemonsets"}, Verbs: ro},
 		{APIGroups: []string{"autoscaling"}, Resources: []string{"horizontalpodautoscalers"}, Verbs: ro},
 		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: ro},
 		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: ro},
