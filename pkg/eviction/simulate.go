@@ -397,11 +397,6 @@ func (s *simulation) fill(res *Result) {
 	for _, g := range groups {
 		size[g]++
 	}
-	type victim struct {
-		name      string
-		step, pos int
-	}
-	var victims []victim
 	for j, p := range sorted {
 		i := s.indexOf(p)
 		use, _, req := r.usage(p)
@@ -446,14 +441,7 @@ func (s *simulation) fill(res *Result) {
 				c.GraceAlternatives = gs
 			}
 		}
-		if c.Step > 0 {
-			victims = append(victims, victim{p.Name, c.Step, j})
-		}
 		res.Order = append(res.Order, c)
-	}
-	slices.SortStableFunc(victims, func(a, b victim) int { return cmp.Or(cmp.Compare(a.step, b.step), cmp.Compare(a.pos, b.pos)) })
-	for _, v := range victims {
-		res.Victims = append(res.Victims, v.name)
 	}
 	// The number evicted: certain when every branch evicts as many, even
 	// if chance decides which pods.
@@ -462,4 +450,35 @@ func (s *simulation) fill(res *Result) {
 		expected += c.EvictProbability
 	}
 	res.Cut = int(math.Round(expected))
+	res.Victims = likeliestVictims(res.Order, res.Cut)
+}
+
+// likeliestVictims are the cut pods most likely evicted (a tie at the cut
+// goes to the earlier in the order), in eviction order: as many as are
+// evicted, like a scale-in's victims; the odds of a tie are in Order.
+func likeliestVictims(order []Candidate, cut int) []string {
+	idx := make([]int, 0, len(order))
+	for i, c := range order {
+		if c.EvictProbability > 0 {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(order[b].EvictProbability, order[a].EvictProbability) })
+	idx = idx[:min(cut, len(idx))]
+	slices.SortFunc(idx, func(a, b int) int {
+		return cmp.Or(cmp.Compare(stepOf(order[a]), stepOf(order[b])), cmp.Compare(a, b))
+	})
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = order[j].Pod
+	}
+	return out
+}
+
+// stepOf is the sync most likely to evict a pod that may be evicted.
+func stepOf(c Candidate) int {
+	if c.Step > 0 || len(c.PossibleSteps) == 0 {
+		return c.Step
+	}
+	return c.PossibleSteps[0]
 }
