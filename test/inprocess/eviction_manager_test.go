@@ -112,6 +112,7 @@ func TestEvictionAgainstKubelet(t *testing.T) {
 			classes[c]++
 		}
 		pred := evictPredict(t, s)
+		evictjudge.JudgeFreshSummary(pred, s.String(), t.Errorf)
 		n := 1
 		if !pred.Certain {
 			n = runs

@@ -187,3 +187,13 @@ func judgeCount(pred *eviction.Result, outcomes []Outcome, what string, errorf f
 		errorf("%s: the kubelet evicted %d pod(s) in every run; the plugin's cut is %d and victims %v", what, count, pred.Cut, pred.Victims)
 	}
 }
+
+// JudgeFreshSummary: the harness's summary is the node's own, taken at
+// the prediction's time; a prediction that doubts it is wrong.
+func JudgeFreshSummary(pred *eviction.Result, what string, errorf func(format string, args ...any)) {
+	for _, u := range pred.Uncertain {
+		if strings.Contains(u, "summary is more likely stale") || strings.Contains(u, "out of date") {
+			errorf("%s: the summary is current and the node's, the plugin doubts it: %s", what, u)
+		}
+	}
+}
