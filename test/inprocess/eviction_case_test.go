@@ -25,6 +25,7 @@ import (
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	kubeeviction "k8s.io/kubernetes/pkg/kubelet/eviction"
+	evictionapi "k8s.io/kubernetes/pkg/kubelet/eviction/api"
 
 	"github.com/scale-preview/scale-preview/pkg/eviction"
 	"github.com/scale-preview/scale-preview/test/internal/evictjudge"
@@ -43,6 +44,7 @@ func TestEvictionCasesAgainstKubelet(t *testing.T) {
 			if pred.Signal != string(eviction.MemoryAvailable) && pred.Signal != string(eviction.AllocatableMemoryAvailable) {
 				t.Fatalf("%s: the harness gives back only memory and processes, not disk; the plugin ranks for %s", dir, pred.Signal)
 			}
+			evictCompareThresholds(t, dir, n.config(t).Thresholds, n.disks(), pred)
 			runs := 48
 			outcomes := make([]evictjudge.Outcome, runs)
 			for run := range runs {
@@ -51,6 +53,34 @@ func TestEvictionCasesAgainstKubelet(t *testing.T) {
 			tally := evictjudge.JudgeNamed(pred, outcomes, dir, true, func(p string) string { return p }, t.Errorf)
 			t.Logf("%s: %d runs; %d determined fates compared, %d probabilities judged, %d off beyond chance; victims %v", dir, runs, tally.Determined, tally.Judged, tally.Off, pred.Victims)
 		})
+	}
+}
+
+// evictCompareThresholds: the thresholds the plugin shows are the
+// running kubelet's (ths from ParseThresholdConfig, then
+// UpdateContainerFsThresholds for the layout; inert copies aside).
+func evictCompareThresholds(t *testing.T, what string, ths []evictionapi.Threshold, d evictDisks, pred *eviction.Result) {
+	t.Helper()
+	ths, _ = kubeeviction.UpdateContainerFsThresholds(slices.Clone(ths), d.imageFs, d.split)
+	var want, got []string
+	for _, th := range ths {
+		if th.Operator != "" {
+			want = append(want, fmt.Sprintf("%s grace=%v", th.Signal, th.GracePeriod))
+		}
+	}
+	for _, sg := range pred.Signals {
+		for _, th := range sg.Thresholds {
+			grace := time.Duration(0)
+			if th.Kind == "soft" {
+				grace, _ = time.ParseDuration(th.GracePeriod)
+			}
+			got = append(got, fmt.Sprintf("%s grace=%v", sg.Signal, grace))
+		}
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(want, got) {
+		t.Errorf("%s: the kubelet's thresholds %v, the plugin's %v", what, want, got)
 	}
 }
 

@@ -113,6 +113,12 @@ func TestEvictionAgainstKubelet(t *testing.T) {
 		}
 		pred := evictPredict(t, s)
 		evictjudge.JudgeFreshSummary(pred, s.String(), t.Errorf)
+		c := s.Config()
+		kths, err := kubeeviction.ParseThresholdConfig(c.EnforceNodeAllocatable, c.Hard, c.Soft, c.Grace, c.MinReclaim)
+		if err != nil {
+			t.Fatalf("%s: the kubelet rejects the thresholds: %v", s, err)
+		}
+		evictCompareThresholds(t, s.String(), kths, evictDisks{c.ImageFs, c.SplitContainerFs}, pred)
 		n := 1
 		if !pred.Certain {
 			n = runs
