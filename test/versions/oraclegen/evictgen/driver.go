@@ -61,7 +61,9 @@ func (s *Scenario) PodNames() []string {
 }
 
 // NewDriver prepares run number run of s; step advances the fake clock.
-func NewDriver(s *Scenario, run uint64, step func(time.Duration)) *Driver { return NewNodeDriver(s, run, step) }
+func NewDriver(s *Scenario, run uint64, step func(time.Duration)) *Driver {
+	return NewNodeDriver(s, run, step)
+}
 
 // NewNodeDriver prepares run number run of n.
 func NewNodeDriver(n Node, run uint64, step func(time.Duration)) *Driver {
