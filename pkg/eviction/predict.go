@@ -127,7 +127,7 @@ type Result struct {
 	UnderPressure bool   `json:"underPressure"`
 	// Order is every active pod in the kubelet's order for Signal.
 	Order   []Candidate `json:"order"`
-	Victims []string    `json:"victims"` // each more likely evicted than not, in eviction order
+	Victims []string    `json:"victims"` // the Cut pods most likely evicted, in eviction order
 	// Cut is how many pods are evicted before every threshold is resolved
 	// (the expected number, rounded, where chance decides).
 	Cut          int            `json:"cut"`
