@@ -45,7 +45,10 @@ func TestEvictionCasesAgainstKubelet(t *testing.T) {
 				t.Fatalf("%s: the harness gives back only memory and processes, not disk; the plugin ranks for %s", dir, pred.Signal)
 			}
 			evictCompareThresholds(t, dir, n.config(t).Thresholds, n.disks(), pred)
-			runs := 48
+			runs := 96
+			if testing.Short() {
+				runs = 16
+			}
 			outcomes := make([]evictjudge.Outcome, runs)
 			for run := range runs {
 				outcomes[run] = evictjudge.Outcome{Kills: evictRunNode(t, n, n.kubeletPods(), n.config(t), n.disks(), uint64(run), evictCaseName), Runs: 1}
