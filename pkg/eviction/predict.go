@@ -293,6 +293,9 @@ func Predict(in Input) (*Result, error) {
 	if sim.signalRace != "" {
 		uncertain("%s", sim.signalRace)
 	}
+	if sim.diskGraceRace {
+		uncertain("disk thresholds with different grace periods that rank pods alike are met together: which one the kubelet acts on (and so the grace period) is left to map order and to when each grace period ends")
+	}
 	if sim.graceRace {
 		uncertain("hard and soft memory thresholds are both met: which one the kubelet acts on (and so the grace period) is left to map order")
 	}

@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
 	"github.com/scale-preview/scale-preview/pkg/rules"
 )
@@ -96,3 +97,30 @@ func TestMissingFromSummary(t *testing.T) {
 }
 
 func ptrTime(t time.Time) *metav1.Time { m := metav1.NewTime(t); return &m }
+
+// One filesystem, a hard nodefs threshold and a soft imagefs one (the
+// same figures, the same ranking) met together: which the kubelet acts on,
+// and so the grace period, is open.
+func TestDiskGraceRace(t *testing.T) {
+	n := newTestNode(4000 * mi)
+	fs := &statsapi.FsStats{Time: n.summary.Node.Memory.Time, CapacityBytes: u(100 << 30), AvailableBytes: u(9 << 30), Inodes: u(1e6), InodesFree: u(9e5)}
+	n.summary.Node.Fs, n.summary.Node.Runtime = fs, &statsapi.RuntimeStats{ImageFs: fs}
+	n.add(testPod("a", 0, 0, 0), 10*mi)
+	n.summary.Pods[0].EphemeralStorage = &statsapi.FsStats{UsedBytes: u(5 << 30)}
+	n.summary.Pods[0].Containers = []statsapi.ContainerStats{{Name: "c", Rootfs: &statsapi.FsStats{UsedBytes: u(5 << 30)}}}
+	r := rules.Defaults(37)
+	cfg, err := ConfigFrom(&KubeletConfiguration{EvictionHard: map[string]string{"nodefs.available": "10%"}, EvictionSoft: map[string]string{"imagefs.available": "15%"},
+		EvictionSoftGracePeriod: map[string]string{"imagefs.available": "1m"}, EvictionMaxPodGracePeriod: 30}, r.Kubelet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := n.input(t, nil)
+	in.Config = cfg
+	res, err := Predict(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Certain || len(res.Order) == 0 || len(res.Order[0].GraceAlternatives) != 2 {
+		t.Errorf("certain %v uncertain %v order %+v: want grace 1s or 30s, open", res.Certain, res.Uncertain, res.Order)
+	}
+}

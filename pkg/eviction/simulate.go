@@ -34,8 +34,11 @@ type simulation struct {
 	firstSignal  Signal
 	signalRace   string
 	graceRace    bool
-	truncated    bool
-	diskReclaim  bool
+	// diskGraceRace: disk thresholds that rank alike, with different grace
+	// periods, are met together.
+	diskGraceRace bool
+	truncated     bool
+	diskReclaim   bool
 	// noRanking: synchronize has no ranking functions (its first run
 	// failed after recording the image filesystem), so it evicts only for
 	// local storage.
@@ -232,6 +235,25 @@ func (s *simulation) remaining(st *simState) []*podInfo {
 	return out
 }
 
+// addGraces records the grace periods pod i may get when t's ranking
+// evicts it. With hard and soft memory thresholds met, map order picks the
+// one acted on; with disk thresholds that rank alike but differ in grace
+// period, map order and when each grace period ends do: either grace.
+func (s *simulation) addGraces(i int, t Threshold, act []Threshold, rep *podInfo) {
+	r := rankingFor(t.Signal, s.layout)
+	for _, a := range act {
+		alike := a.Signal == t.Signal || !t.Signal.isMemory() && !a.Signal.isMemory() && rankingFor(a.Signal, s.layout) == r
+		if !(t.Signal.isMemory() && a.Signal.isMemory()) && !alike {
+			continue
+		}
+		g := s.graceFor(a, rep)
+		if !t.Signal.isMemory() && a.GracePeriod != t.GracePeriod && g != s.graceFor(t, rep) {
+			s.diskGraceRace = true
+		}
+		s.grace[i][g] = true
+	}
+}
+
 func (s *simulation) indexOf(p *podInfo) int { return slices.Index(s.pods, p) }
 
 func (s *simulation) run() {
@@ -315,13 +337,7 @@ func (s *simulation) run() {
 					s.acc[c][step] += pc / float64(len(s.members[c]))
 					rep := s.pods[s.members[c][st.evicted[c]]]
 					for _, i := range s.members[c] {
-						// With hard and soft memory thresholds met, map
-						// order picks the one acted on: either grace.
-						for _, a := range act {
-							if a.Signal.isMemory() == t.Signal.isMemory() && (t.Signal.isMemory() || a.Signal == t.Signal) {
-								s.grace[i][s.graceFor(a, rep)] = true
-							}
-						}
+						s.addGraces(i, t, act, rep)
 					}
 					ns := &simState{evicted: slices.Clone(st.evicted), prob: pc, obs: s.free(st.obs, rep), prev: act}
 					ns.evicted[c]++
