@@ -66,8 +66,9 @@ func (s *Scenario) drawCutTie(rng *rand.Rand) {
 	for _, q := range s.Pods {
 		total += q.WS
 	}
-	T := pickOf[int64](rng, 256, 512) * Mi
 	deficit := int64(n-1)*ws + ws/4 + rng.Int64N(ws/2) // (n-1)·ws < deficit < n·ws
+	// Above the deficit, so that available memory stays positive.
+	T := pickOf[int64](rng, 256, 512)*Mi + (deficit/Mi)*Mi
 	s.MemCap = max(s.MemCap, 3*total+T)
 	s.AllocCap = s.MemCap - 512*Mi
 	s.MemOther = s.MemCap - (T - deficit) - total
