@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
-	kjson "sigs.k8s.io/json"
 
 	"github.com/scale-preview/scale-preview/pkg/eviction"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
@@ -199,8 +198,8 @@ func kubeletConfig(snap *snapshot.Snapshot, rs rules.RuleSet) (eviction.Config, 
 	}
 	var kc *eviction.KubeletConfiguration
 	if len(k.Configs) == 1 {
-		kc = &eviction.KubeletConfiguration{}
-		if err := kjson.UnmarshalCaseSensitivePreserveInts(k.Configs[0], kc); err != nil {
+		var err error
+		if kc, err = eviction.DecodeKubeletConfiguration(k.Configs[0]); err != nil {
 			return eviction.Config{}, withCode(ExitBadFile, "%s: malformed kubelet configuration: %v", k.ConfigNames[0], err)
 		}
 	}

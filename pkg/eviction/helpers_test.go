@@ -56,6 +56,9 @@ func (n *testNode) add(p *v1.Pod, ws int64) {
 func (n *testNode) input(t testing.TB, hard map[string]string) Input {
 	t.Helper()
 	r := rules.Defaults(37)
+	if hard == nil {
+		hard = DefaultEvictionHard(r.Kubelet)
+	}
 	cfg, err := ConfigFrom(&KubeletConfiguration{EvictionHard: hard}, r.Kubelet)
 	if err != nil {
 		t.Fatal(err)

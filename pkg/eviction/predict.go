@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
 	"github.com/scale-preview/scale-preview/pkg/rules"
@@ -127,7 +128,7 @@ type Result struct {
 	UnderPressure bool   `json:"underPressure"`
 	// Order is every active pod in the kubelet's order for Signal.
 	Order   []Candidate `json:"order"`
-	Victims []string    `json:"victims"` // each more likely evicted than not, in eviction order
+	Victims []string    `json:"victims"` // the Cut pods most likely evicted, in eviction order
 	// Cut is how many pods are evicted before every threshold is resolved
 	// (the expected number, rounded, where chance decides).
 	Cut          int            `json:"cut"`
@@ -203,7 +204,7 @@ func Predict(in Input) (*Result, error) {
 		byUID[s.Pods[i].PodRef.UID] = &s.Pods[i]
 	}
 	var pods []*podInfo
-	var missing []string
+	var missing, unstarted []string
 	seen := map[string]bool{}
 	for _, p := range in.Pods {
 		if p.Spec.NodeName != "" && p.Spec.NodeName != in.Node.Name {
@@ -218,7 +219,11 @@ func Predict(in Input) (*Result, error) {
 		}
 		st := byUID[uid]
 		seen[uid] = true
-		if st == nil {
+		switch {
+		case st != nil:
+		case notYetInSummary(p, summaryTime(obs)):
+			unstarted = append(unstarted, p.Namespace+"/"+p.Name)
+		default:
 			missing = append(missing, p.Namespace+"/"+p.Name)
 		}
 		pi := newPodInfo(p, st, k)
@@ -226,6 +231,9 @@ func Predict(in Input) (*Result, error) {
 	}
 	if len(missing) > 0 && !in.NoPodStats {
 		uncertain("%d running pod(s) are missing from the summary (%s): the kubelet ranks such pods first, but the summary is more likely stale or another node's", len(missing), strings.Join(firstN(missing, 3), ", "))
+	}
+	if len(unstarted) > 0 && !in.NoPodStats {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d pod(s) had no container running long enough to be in the summary (%s): the kubelet has no stats for them either and ranks them first", len(unstarted), strings.Join(firstN(unstarted, 3), ", ")))
 	}
 	var extra []string
 	for _, ps := range s.Pods {
@@ -288,6 +296,9 @@ func Predict(in Input) (*Result, error) {
 	sim.fill(res)
 	if sim.signalRace != "" {
 		uncertain("%s", sim.signalRace)
+	}
+	if sim.diskGraceRace {
+		uncertain("disk thresholds with different grace periods that rank pods alike are met together: which one the kubelet acts on (and so the grace period) is left to map order and to when each grace period ends")
 	}
 	if sim.graceRace {
 		uncertain("hard and soft memory thresholds are both met: which one the kubelet acts on (and so the grace period) is left to map order")
@@ -370,4 +381,68 @@ func met(t Threshold, o observation, enforceMinReclaim bool) bool {
 		q.Add(t.MinReclaim.resolve(o.Capacity))
 	}
 	return q.Cmp(*resource.NewQuantity(o.Available, resource.BinarySI)) > 0
+}
+
+// statsLag is how long a started container may be missing from the
+// summary: cadvisor's longest housekeeping interval
+// (pkg/kubelet/cadvisor/cadvisor_linux.go maxHousekeepingInterval).
+const statsLag = 15 * time.Second
+
+// summaryTime is the latest time of the summary's node figures.
+func summaryTime(obs map[Signal]observation) time.Time {
+	var t time.Time
+	for _, o := range obs {
+		if !o.Assumed && o.Time.After(t) {
+			t = o.Time
+		}
+	}
+	return t
+}
+
+// notYetInSummary: the kubelet's stats providers list a pod only once a
+// container of it exists in the runtime (pkg/kubelet/stats: the CRI
+// provider builds pods from ListContainerStats, cadvisor from its
+// housekeeping). A pod none of whose containers had started statsLag
+// before the summary is expected to be missing from it; a pod that had
+// run that long is not, and its absence says the summary is doubtful.
+func notYetInSummary(p *v1.Pod, at time.Time) bool {
+	if at.IsZero() {
+		return false
+	}
+	first, started := firstContainerStart(p)
+	if !started {
+		if p.Status.Phase == v1.PodPending {
+			return true // no container has started: nothing to measure
+		}
+		if p.Status.StartTime == nil {
+			return false
+		}
+		first = p.Status.StartTime.Time
+	}
+	return first.After(at.Add(-statsLag))
+}
+
+// firstContainerStart is the earliest start of any container of the pod,
+// running or finished, and whether one has started at all.
+func firstContainerStart(p *v1.Pod) (time.Time, bool) {
+	var first time.Time
+	found := false
+	see := func(t metav1.Time) {
+		if !t.IsZero() && (!found || t.Time.Before(first)) {
+			first, found = t.Time, true
+		}
+	}
+	for _, list := range [][]v1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+		for _, cs := range list {
+			for _, st := range []v1.ContainerState{cs.State, cs.LastTerminationState} {
+				if st.Running != nil {
+					see(st.Running.StartedAt)
+				}
+				if st.Terminated != nil {
+					see(st.Terminated.StartedAt)
+				}
+			}
+		}
+	}
+	return first, found
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/scale-preview/scale-preview/pkg/rules"
 )
@@ -134,27 +135,51 @@ type KubeletConfiguration struct {
 	FeatureGates                     map[string]bool   `json:"featureGates,omitempty"`
 }
 
+// DecodeKubeletConfiguration decodes the inner object of a configz
+// document, as the plugin reads it from a file or the node proxy.
+func DecodeKubeletConfiguration(raw []byte) (*KubeletConfiguration, error) {
+	kc := &KubeletConfiguration{}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, kc); err != nil {
+		return nil, err
+	}
+	return kc, nil
+}
+
 // ConfigFrom reads a kubelet configuration as configz prints it (nil: the
 // defaults, marked assumed) and parses its thresholds as the kubelet does
 // (ParseThresholdConfig), rejecting what the kubelet rejects.
+//
+// configz serialises the running configuration, after every default was
+// applied (v1beta1 SetDefaults until 1.24, loadConfigFile from 1.25), and
+// its maps and slices are omitempty: a field it leaves out is empty in the
+// running kubelet. So a configz without evictionHard means no hard
+// thresholds at all, not the defaults; the same holds for evictionSoft,
+// evictionSoftGracePeriod, evictionMinimumReclaim, enforceNodeAllocatable
+// (no allocatable threshold) and evictionMaxPodGracePeriod (0).
 func ConfigFrom(kc *KubeletConfiguration, k rules.KubeletRules) (Config, error) {
 	assumed := kc == nil
 	if kc == nil {
-		kc = &KubeletConfiguration{EnforceNodeAllocatable: []string{"pods"}}
+		kc = &KubeletConfiguration{EnforceNodeAllocatable: []string{"pods"}, EvictionHard: DefaultEvictionHard(k)}
 	}
-	hard := kc.EvictionHard
-	if hard == nil {
-		hard = DefaultEvictionHard(k)
-	}
-	ths, err := ParseThresholds(k, kc.EnforceNodeAllocatable, hard, kc.EvictionSoft, kc.EvictionSoftGracePeriod, kc.EvictionMinimumReclaim)
+	ths, err := ParseThresholds(k, kc.EnforceNodeAllocatable, kc.EvictionHard, kc.EvictionSoft, kc.EvictionSoftGracePeriod, kc.EvictionMinimumReclaim)
 	if err != nil {
 		return Config{}, err
 	}
-	c := Config{Thresholds: ths, MaxPodGracePeriod: int64(kc.EvictionMaxPodGracePeriod), LocalStorage: true, Assumed: assumed}
-	if kc.LocalStorageCapacityIsolation != nil {
-		c.LocalStorage = *kc.LocalStorageCapacityIsolation
-	}
+	c := Config{Thresholds: ths, MaxPodGracePeriod: int64(kc.EvictionMaxPodGracePeriod), LocalStorage: localStorageIsolation(kc), Assumed: assumed}
 	return c, nil
+}
+
+// localStorageIsolation is localStorageCapacityIsolation (defaulted to true
+// and so always in a configz from 1.25); before 1.25 that field did not
+// exist and the kubelet read the LocalStorageCapacityIsolation gate.
+func localStorageIsolation(kc *KubeletConfiguration) bool {
+	if kc.LocalStorageCapacityIsolation != nil {
+		return *kc.LocalStorageCapacityIsolation
+	}
+	if on, ok := kc.FeatureGates["LocalStorageCapacityIsolation"]; ok {
+		return on
+	}
+	return true
 }
 
 // ParseThresholds is the kubelet's ParseThresholdConfig, signal names

@@ -34,8 +34,11 @@ type simulation struct {
 	firstSignal  Signal
 	signalRace   string
 	graceRace    bool
-	truncated    bool
-	diskReclaim  bool
+	// diskGraceRace: disk thresholds that rank alike, with different grace
+	// periods, are met together.
+	diskGraceRace bool
+	truncated     bool
+	diskReclaim   bool
 	// noRanking: synchronize has no ranking functions (its first run
 	// failed after recording the image filesystem), so it evicts only for
 	// local storage.
@@ -232,6 +235,25 @@ func (s *simulation) remaining(st *simState) []*podInfo {
 	return out
 }
 
+// addGraces records the grace periods pod i may get when t's ranking
+// evicts it. With hard and soft memory thresholds met, map order picks the
+// one acted on; with disk thresholds that rank alike but differ in grace
+// period, map order and when each grace period ends do: either grace.
+func (s *simulation) addGraces(i int, t Threshold, act []Threshold, rep *podInfo) {
+	r := rankingFor(t.Signal, s.layout)
+	for _, a := range act {
+		alike := a.Signal == t.Signal || !t.Signal.isMemory() && !a.Signal.isMemory() && rankingFor(a.Signal, s.layout) == r
+		if !(t.Signal.isMemory() && a.Signal.isMemory()) && !alike {
+			continue
+		}
+		g := s.graceFor(a, rep)
+		if !t.Signal.isMemory() && a.GracePeriod != t.GracePeriod && g != s.graceFor(t, rep) {
+			s.diskGraceRace = true
+		}
+		s.grace[i][g] = true
+	}
+}
+
 func (s *simulation) indexOf(p *podInfo) int { return slices.Index(s.pods, p) }
 
 func (s *simulation) run() {
@@ -315,13 +337,7 @@ func (s *simulation) run() {
 					s.acc[c][step] += pc / float64(len(s.members[c]))
 					rep := s.pods[s.members[c][st.evicted[c]]]
 					for _, i := range s.members[c] {
-						// With hard and soft memory thresholds met, map
-						// order picks the one acted on: either grace.
-						for _, a := range act {
-							if a.Signal.isMemory() == t.Signal.isMemory() && (t.Signal.isMemory() || a.Signal == t.Signal) {
-								s.grace[i][s.graceFor(a, rep)] = true
-							}
-						}
+						s.addGraces(i, t, act, rep)
 					}
 					ns := &simState{evicted: slices.Clone(st.evicted), prob: pc, obs: s.free(st.obs, rep), prev: act}
 					ns.evicted[c]++
@@ -397,11 +413,6 @@ func (s *simulation) fill(res *Result) {
 	for _, g := range groups {
 		size[g]++
 	}
-	type victim struct {
-		name      string
-		step, pos int
-	}
-	var victims []victim
 	for j, p := range sorted {
 		i := s.indexOf(p)
 		use, _, req := r.usage(p)
@@ -446,14 +457,7 @@ func (s *simulation) fill(res *Result) {
 				c.GraceAlternatives = gs
 			}
 		}
-		if c.Step > 0 {
-			victims = append(victims, victim{p.Name, c.Step, j})
-		}
 		res.Order = append(res.Order, c)
-	}
-	slices.SortStableFunc(victims, func(a, b victim) int { return cmp.Or(cmp.Compare(a.step, b.step), cmp.Compare(a.pos, b.pos)) })
-	for _, v := range victims {
-		res.Victims = append(res.Victims, v.name)
 	}
 	// The number evicted: certain when every branch evicts as many, even
 	// if chance decides which pods.
@@ -462,4 +466,35 @@ func (s *simulation) fill(res *Result) {
 		expected += c.EvictProbability
 	}
 	res.Cut = int(math.Round(expected))
+	res.Victims = likeliestVictims(res.Order, res.Cut)
+}
+
+// likeliestVictims are the cut pods most likely evicted (a tie at the cut
+// goes to the earlier in the order), in eviction order: as many as are
+// evicted, like a scale-in's victims; the odds of a tie are in Order.
+func likeliestVictims(order []Candidate, cut int) []string {
+	idx := make([]int, 0, len(order))
+	for i, c := range order {
+		if c.EvictProbability > 0 {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(order[b].EvictProbability, order[a].EvictProbability) })
+	idx = idx[:min(cut, len(idx))]
+	slices.SortFunc(idx, func(a, b int) int {
+		return cmp.Or(cmp.Compare(stepOf(order[a]), stepOf(order[b])), cmp.Compare(a, b))
+	})
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = order[j].Pod
+	}
+	return out
+}
+
+// stepOf is the sync most likely to evict a pod that may be evicted.
+func stepOf(c Candidate) int {
+	if c.Step > 0 || len(c.PossibleSteps) == 0 {
+		return c.Step
+	}
+	return c.PossibleSteps[0]
 }

@@ -34,25 +34,33 @@ func evictRun(t *testing.T, s *evictgen.Scenario, run uint64) map[string]evictge
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := testingclock.NewFakeClock(evictgen.Start)
-	d := evictgen.NewDriver(s, run, clock.Step)
-	provider := evictSummaryFunc(func() (*statsapi.Summary, error) { return evictgen.Strict[statsapi.Summary](d.Summary(clock.Now)) })
-	kill := func(pod *v1.Pod, _ bool, grace *int64, _ func(*v1.PodStatus)) error {
-		d.Kill(pod.Name, *grace)
-		return nil
-	}
 	c := s.Config()
 	hard, err := kubeeviction.ParseThresholdConfig(c.EnforceNodeAllocatable, c.Hard, c.Soft, c.Grace, c.MinReclaim)
 	if err != nil {
 		t.Fatalf("%s: the kubelet rejects the thresholds: %v", s, err)
 	}
 	cfg := kubeeviction.Config{PressureTransitionPeriod: 5 * time.Minute, MaxPodGracePeriodSeconds: c.MaxPodGrace, Thresholds: hard}
+	return evictRunNode(t, s, kubeletPods, cfg, evictDisks{c.ImageFs, c.SplitContainerFs}, run, func(p *v1.Pod) string { return p.Name })
+}
+
+// evictRunNode runs the real eviction manager with cfg on node n, whose
+// pods the kubelet holds as kubeletPods (in n's PodNames order), and
+// returns what it killed, each pod named by name.
+func evictRunNode(t *testing.T, n evictgen.Node, kubeletPods []*v1.Pod, cfg kubeeviction.Config, disks evictDisks, run uint64, name func(*v1.Pod) string) map[string]evictgen.Kill {
+	t.Helper()
+	clock := testingclock.NewFakeClock(evictgen.Start)
+	d := evictgen.NewNodeDriver(n, run, clock.Step)
+	provider := evictSummaryFunc(func() (*statsapi.Summary, error) { return evictgen.Strict[statsapi.Summary](d.Summary(clock.Now)) })
+	kill := func(pod *v1.Pod, _ bool, grace *int64, _ func(*v1.PodStatus)) error {
+		d.Kill(name(pod), *grace)
+		return nil
+	}
 	mgr, _ := kubeeviction.NewManager(provider, cfg, kill, evictNoGC{}, evictNoGC{}, &record.FakeRecorder{},
 		&v1.ObjectReference{Kind: "Node", Name: evictgen.NodeName}, clock, true)
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logr.Discard()))
 	defer cancel()
 	podFunc := func() []*v1.Pod { return evictgen.Pick(kubeletPods, d.Running()) }
-	mgr.Start(ctx, evictDisks{c.ImageFs, c.SplitContainerFs}, podFunc, func(*v1.Pod) bool { return true }, 20*time.Microsecond)
+	mgr.Start(ctx, disks, podFunc, func(*v1.Pod) bool { return true }, 20*time.Microsecond)
 	if err := d.Wait(60*time.Second, clock.HasWaiters); err != nil {
 		t.Fatal(err)
 	}
@@ -97,9 +105,20 @@ func TestEvictionAgainstKubelet(t *testing.T) {
 		scenarios, maxPods, runs = 30, 8, 24
 	}
 	var tally evictjudge.Tally
+	classes := map[string]int{}
 	for i := range scenarios {
-		s := evictgen.Generate(uint64(i+1), maxPods, 37)
+		s := evictgen.GenerateWith(uint64(i+1), maxPods, 37, evictgen.AllDraws)
+		for _, c := range evictgen.DrawnClasses(s) {
+			classes[c]++
+		}
 		pred := evictPredict(t, s)
+		evictjudge.JudgeFreshSummary(pred, s.String(), t.Errorf)
+		c := s.Config()
+		kths, err := kubeeviction.ParseThresholdConfig(c.EnforceNodeAllocatable, c.Hard, c.Soft, c.Grace, c.MinReclaim)
+		if err != nil {
+			t.Fatalf("%s: the kubelet rejects the thresholds: %v", s, err)
+		}
+		evictCompareThresholds(t, s.String(), kths, evictDisks{c.ImageFs, c.SplitContainerFs}, pred)
 		n := 1
 		if !pred.Certain {
 			n = runs
@@ -110,5 +129,5 @@ func TestEvictionAgainstKubelet(t *testing.T) {
 		}
 		tally.Add(evictjudge.Judge(pred, outcomes, s.String(), true, t.Errorf))
 	}
-	t.Logf("%d scenarios: %d determined fates compared, %d probabilities judged, %d off beyond chance", scenarios, tally.Determined, tally.Judged, tally.Off)
+	t.Logf("%d scenarios (of which %v): %d determined fates compared, %d probabilities judged, %d off beyond chance", scenarios, classes, tally.Determined, tally.Judged, tally.Off)
 }

@@ -1,17 +1,24 @@
 package inprocess
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	kubeletscheme "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme"
 	kubeeviction "k8s.io/kubernetes/pkg/kubelet/eviction"
 	evictionapi "k8s.io/kubernetes/pkg/kubelet/eviction/api"
 
 	"github.com/scale-preview/scale-preview/pkg/eviction"
 	"github.com/scale-preview/scale-preview/pkg/rules"
+	"github.com/scale-preview/scale-preview/test/internal/evictjudge"
 )
 
 // The plugin's threshold parsing against the kubelet's own
@@ -53,6 +60,9 @@ func TestEvictionThresholdsAgainstKubelet(t *testing.T) {
 			return m
 		}
 		hard, soft, minRe := draw(values, bad["values"], 0.4), draw(values, bad["values"], 0.15), draw(reclaims, bad["reclaims"], 0.15)
+		if rng.IntN(8) == 0 { // `evictionHard: {}`: configz leaves it out
+			hard = map[string]string{}
+		}
 		grace := map[string]string{}
 		for _, s := range slices.Sorted(maps.Keys(soft)) { // seeded: same draws every run
 			if rng.IntN(30) != 0 { // a soft threshold without grace period is rejected
@@ -74,6 +84,8 @@ func TestEvictionThresholdsAgainstKubelet(t *testing.T) {
 			continue
 		}
 		accepted++
+		evictCompareConfigz(t, i, kubeletconfig.KubeletConfiguration{EvictionHard: hard, EvictionSoft: soft, EvictionSoftGracePeriod: grace,
+			EvictionMinimumReclaim: minRe, EnforceNodeAllocatable: alloc, EvictionMaxPodGracePeriod: int32(rng.IntN(3) * 30)}, want)
 		want, _ = kubeeviction.UpdateContainerFsThresholds(want, imageFs, split)
 		got = eviction.WithContainerFs(got, eviction.Layout{ImageFs: imageFs, Split: split})
 		var ws, gs []string
@@ -115,4 +127,45 @@ func evictPluginThreshold(th eviction.Threshold) string {
 		mr = evictValue(th.MinReclaim.Quantity, th.MinReclaim.Quantity == nil, th.MinReclaim.Percentage)
 	}
 	return fmt.Sprintf("%s grace=%v value=%s minReclaim=%s", th.Signal, th.GracePeriod, evictValue(th.Value.Quantity, th.Value.Quantity == nil, th.Value.Percentage), mr)
+}
+
+var evictKubeletScheme = sync.OnceValues(func() (*runtime.Scheme, error) {
+	s, _, err := kubeletscheme.NewSchemeAndCodecs()
+	return s, err
+})
+
+// evictCompareConfigz reads the configuration as a kubelet running with it
+// serves it at /configz (its internal configuration converted to v1beta1
+// by the kubelet's scheme, then JSON-encoded), the way the plugin reads a
+// configz document, and compares the thresholds with the kubelet's.
+func evictCompareConfigz(t *testing.T, i int, kc kubeletconfig.KubeletConfiguration, want []evictionapi.Threshold) {
+	t.Helper()
+	sch, err := evictKubeletScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var versioned kubeletconfigv1beta1.KubeletConfiguration
+	if err := sch.Convert(&kc, &versioned, nil); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := json.Marshal(map[string]any{"kubeletconfig": &versioned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := evictjudge.ConfigFromConfigz(doc, rules.Defaults(37))
+	if err != nil {
+		t.Fatalf("case %d: configz %s: %v", i, doc, err)
+	}
+	var ws, gs []string
+	for _, th := range want {
+		ws = append(ws, evictKubeletThreshold(th))
+	}
+	for _, th := range cfg.Thresholds {
+		gs = append(gs, evictPluginThreshold(th))
+	}
+	slices.Sort(ws)
+	slices.Sort(gs)
+	if !slices.Equal(ws, gs) || cfg.MaxPodGracePeriod != int64(kc.EvictionMaxPodGracePeriod) || cfg.Assumed {
+		t.Fatalf("case %d: configz %s\nkubelet %v (max pod grace %d)\nplugin  %v (max pod grace %d, assumed %v)", i, doc, ws, kc.EvictionMaxPodGracePeriod, gs, cfg.MaxPodGracePeriod, cfg.Assumed)
+	}
 }

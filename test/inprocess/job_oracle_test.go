@@ -348,6 +348,12 @@ func jobJudge(pred *prediction.Prediction, outs []map[string]bool) jobReport {
 			}
 		}
 	}
+	// victims holds as many pods as are deleted, when every run deletes
+	// as many.
+	if counts := jobCounts(outs); len(counts) == 1 && !counts[len(pred.Victims)] {
+		rep.contradicted++
+		rep.problems = append(rep.problems, fmt.Sprintf("every run deleted %v pod(s), victims lists %d", counts, len(pred.Victims)))
+	}
 	for n, k := range freq {
 		if !seen[n] { // a pod the plugin did not list (finished) was deleted
 			rep.contradicted++
@@ -355,6 +361,14 @@ func jobJudge(pred *prediction.Prediction, outs []map[string]bool) jobReport {
 		}
 	}
 	return rep
+}
+
+func jobCounts(outs []map[string]bool) map[int]bool {
+	counts := map[int]bool{}
+	for _, o := range outs {
+		counts[len(o)] = true
+	}
+	return counts
 }
 
 // TestJobAgainstController compares the plugin's Job predictions with the

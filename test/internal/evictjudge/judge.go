@@ -13,6 +13,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
 	"github.com/scale-preview/scale-preview/pkg/eviction"
@@ -22,8 +23,9 @@ import (
 )
 
 // Predict is the plugin's answer for release r from the API's view of the
-// node (pods as v1.Pod JSON) and the summary as kubectl get --raw prints
-// it, both decoded strictly into the current types.
+// node (pods as v1.Pod JSON), the summary as kubectl get --raw prints it,
+// both decoded strictly into the current types, and the kubelet's
+// configuration as its /configz serves it (Configz).
 func Predict(r rules.RuleSet, c evictgen.Config, rawPods []json.RawMessage, rawSummary json.RawMessage) (*eviction.Result, error) {
 	pods := make([]*v1.Pod, len(rawPods))
 	for i, raw := range rawPods {
@@ -36,13 +38,45 @@ func Predict(r rules.RuleSet, c evictgen.Config, rawPods []json.RawMessage, rawS
 	if err := strict(rawSummary, sum); err != nil {
 		return nil, fmt.Errorf("summary: %v", err)
 	}
-	cfg, err := eviction.ConfigFrom(&eviction.KubeletConfiguration{EvictionHard: c.Hard, EvictionSoft: c.Soft, EvictionSoftGracePeriod: c.Grace,
-		EvictionMinimumReclaim: c.MinReclaim, EvictionMaxPodGracePeriod: int32(c.MaxPodGrace), EnforceNodeAllocatable: c.EnforceNodeAllocatable}, r.Kubelet)
+	cfg, err := ConfigFromConfigz(Configz(c), r)
 	if err != nil {
-		return nil, fmt.Errorf("the plugin rejects thresholds the kubelet accepts: %v", err)
+		return nil, err
 	}
 	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: evictgen.NodeName}}
 	return eviction.Predict(eviction.Input{Node: node, Pods: pods, Summary: sum, Config: cfg, Rules: r, Now: evictgen.Start})
+}
+
+// Configz is the document a kubelet running with c serves at /configz:
+// the kubelet's own v1beta1 type, JSON-encoded as the configz handler
+// does (omitempty drops an empty evictionHard).
+func Configz(c evictgen.Config) []byte {
+	kc := kubeletconfigv1beta1.KubeletConfiguration{EvictionHard: c.Hard, EvictionSoft: c.Soft, EvictionSoftGracePeriod: c.Grace,
+		EvictionMinimumReclaim: c.MinReclaim, EvictionMaxPodGracePeriod: int32(c.MaxPodGrace), EnforceNodeAllocatable: c.EnforceNodeAllocatable}
+	b, err := json.Marshal(map[string]any{"kubeletconfig": kc})
+	if err != nil {
+		panic(err) // maps of strings and numbers always marshal
+	}
+	return b
+}
+
+// ConfigFromConfigz reads a configz document as the plugin does (the
+// plugin's source.ParseConfigz unwraps "kubeletconfig" the same way).
+func ConfigFromConfigz(doc []byte, r rules.RuleSet) (eviction.Config, error) {
+	var wrap struct {
+		KubeletConfig json.RawMessage `json:"kubeletconfig"`
+	}
+	if err := json.Unmarshal(doc, &wrap); err != nil {
+		return eviction.Config{}, err
+	}
+	kc, err := eviction.DecodeKubeletConfiguration(wrap.KubeletConfig)
+	if err != nil {
+		return eviction.Config{}, err
+	}
+	cfg, err := eviction.ConfigFrom(kc, r.Kubelet)
+	if err != nil {
+		return eviction.Config{}, fmt.Errorf("the plugin rejects thresholds the kubelet accepts: %v", err)
+	}
+	return cfg, nil
 }
 
 func strict(raw []byte, v any) error {
@@ -78,13 +112,19 @@ func (t *Tally) Add(o Tally) {
 // recording fixed that order, the odds the plugin prints for signals met
 // together are not judged.
 func Judge(pred *eviction.Result, outcomes []Outcome, what string, racesVary bool, errorf func(format string, args ...any)) Tally {
+	return JudgeNamed(pred, outcomes, what, racesVary, func(pod string) string { return pod[len("ns/"):] }, errorf)
+}
+
+// JudgeNamed is Judge where the kills name each pod name(namespace/name).
+func JudgeNamed(pred *eviction.Result, outcomes []Outcome, what string, racesVary bool, name func(string) string, errorf func(format string, args ...any)) Tally {
+	judgeCount(pred, outcomes, what, errorf)
 	var tally Tally
 	freq := map[string]int{}
 	runs := 0
 	for _, o := range outcomes {
 		runs += o.Runs
 		for _, c := range pred.Order {
-			name := c.Pod[len("ns/"):]
+			name := name(c.Pod)
 			k, killed := o.Kills[name]
 			if killed {
 				freq[name] += o.Runs
@@ -112,7 +152,7 @@ func Judge(pred *eviction.Result, outcomes []Outcome, what string, racesVary boo
 		if c.Certain {
 			continue
 		}
-		name := c.Pod[len("ns/"):]
+		name := name(c.Pod)
 		tally.Judged++
 		if chance.BeyondNoise(freq[name], runs, c.EvictProbability) {
 			tally.Off++
@@ -131,4 +171,29 @@ func SignalRace(r *eviction.Result) bool {
 		}
 	}
 	return false
+}
+
+// judgeCount: when every run evicted as many pods (local-storage
+// evictions included, as in cut), cut and victims must hold that many.
+func judgeCount(pred *eviction.Result, outcomes []Outcome, what string, errorf func(format string, args ...any)) {
+	count := -1
+	for _, o := range outcomes {
+		if count >= 0 && len(o.Kills) != count {
+			return // the count varies: cut is the expected number, rounded
+		}
+		count = len(o.Kills)
+	}
+	if count >= 0 && (pred.Cut != count || len(pred.Victims) != count) {
+		errorf("%s: the kubelet evicted %d pod(s) in every run; the plugin's cut is %d and victims %v", what, count, pred.Cut, pred.Victims)
+	}
+}
+
+// JudgeFreshSummary: the harness's summary is the node's own, taken at
+// the prediction's time; a prediction that doubts it is wrong.
+func JudgeFreshSummary(pred *eviction.Result, what string, errorf func(format string, args ...any)) {
+	for _, u := range pred.Uncertain {
+		if strings.Contains(u, "summary is more likely stale") || strings.Contains(u, "out of date") {
+			errorf("%s: the summary is current and the node's, the plugin doubts it: %s", what, u)
+		}
+	}
 }

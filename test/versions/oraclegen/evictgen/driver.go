@@ -24,7 +24,8 @@ type Kill struct {
 // once 40 syncs in a row killed nothing. A version's glue wraps it in that
 // release's types.
 type Driver struct {
-	s       *Scenario
+	s       Node
+	names   []string
 	step    func(time.Duration) // advances the release's fake clock
 	mu      sync.Mutex
 	order   []int // indices into s.Pods, still running, in the run's order
@@ -36,9 +37,37 @@ type Driver struct {
 	stopped bool
 }
 
+// Node is what a Driver runs the kubelet on: a Scenario, or a snapshot
+// of a real node (the in-process cases).
+type Node interface {
+	String() string
+	// PodNames are the pods' names, as the kubelet's kill function names
+	// them, in the node's own order.
+	PodNames() []string
+	// Summary is the node's summary with the pods named in running still
+	// running, at now.
+	Summary(running map[string]bool, now time.Time) json.RawMessage
+	// Order is the kubelet's pod list order in one run (indices).
+	Order(run uint64) []int
+}
+
+// PodNames are the scenario's pod names.
+func (s *Scenario) PodNames() []string {
+	out := make([]string, len(s.Pods))
+	for i, p := range s.Pods {
+		out[i] = p.Name
+	}
+	return out
+}
+
 // NewDriver prepares run number run of s; step advances the fake clock.
 func NewDriver(s *Scenario, run uint64, step func(time.Duration)) *Driver {
-	return &Driver{s: s, step: step, order: s.Order(run), kills: map[string]Kill{}, sinceK: 1, done: make(chan struct{})}
+	return NewNodeDriver(s, run, step)
+}
+
+// NewNodeDriver prepares run number run of n.
+func NewNodeDriver(n Node, run uint64, step func(time.Duration)) *Driver {
+	return &Driver{s: n, names: n.PodNames(), step: step, order: n.Order(run), kills: map[string]Kill{}, sinceK: 1, done: make(chan struct{})}
 }
 
 // Done is closed when the run has settled.
@@ -64,7 +93,7 @@ func (d *Driver) Summary(now func() time.Time) json.RawMessage {
 	}
 	running := map[string]bool{}
 	for _, i := range d.order {
-		running[d.s.Pods[i].Name] = true
+		running[d.names[i]] = true
 	}
 	return d.s.Summary(running, now())
 }
@@ -78,7 +107,7 @@ func (d *Driver) Kill(name string, grace int64) {
 	}
 	d.sinceK, d.quiet = 0, 0
 	d.kills[name] = Kill{Step: d.steps, Grace: grace}
-	d.order = slices.DeleteFunc(d.order, func(i int) bool { return d.s.Pods[i].Name == name })
+	d.order = slices.DeleteFunc(d.order, func(i int) bool { return d.names[i] == name })
 }
 
 // Running are the indices of the pods still running, in the run's order:

@@ -39,6 +39,10 @@ type Pod struct {
 	SidecarMemReq, SidecarStorReq int64
 	// PodMemReq: a pod-level memory request (0: none).
 	PodMemReq int64
+	// Pending: admitted StartedAgo seconds before Start, no container
+	// created yet (ContainerCreating): not in the summary.
+	Pending    bool
+	StartedAgo int64
 }
 
 // UID is the pod's UID as the kubelet knows it.
@@ -348,8 +352,16 @@ func (p Pod) object(mirror bool) map[string]any {
 		}
 		meta["annotations"] = ann
 	}
-	return map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec,
-		"status": map[string]any{"phase": "Running"}}
+	return map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": p.status()}
+}
+
+func (p Pod) status() map[string]any {
+	if !p.Pending {
+		return map[string]any{"phase": "Running"}
+	}
+	waiting := map[string]any{"waiting": map[string]any{"reason": "ContainerCreating"}}
+	return map[string]any{"phase": "Pending", "startTime": Start.Add(-time.Duration(p.StartedAgo) * time.Second).Format(time.RFC3339),
+		"containerStatuses": []any{map[string]any{"name": "c", "image": "x", "imageID": "", "ready": false, "restartCount": 0, "state": waiting}}}
 }
 
 // Summary is the node's stats summary (statsapi.Summary JSON) with the pods
@@ -359,7 +371,7 @@ func (s *Scenario) Summary(running map[string]bool, now time.Time) json.RawMessa
 	var ws, procs, nb, ni, ib, ii int64
 	var pods []any
 	for _, p := range s.Pods {
-		if !running[p.Name] {
+		if !running[p.Name] || p.Pending {
 			continue
 		}
 		ws += p.WS
