@@ -83,7 +83,11 @@ var timingRange = [nRaces][2]float64{
 	// 20261123, scenario 0128), never from 0.3 ms up.
 	raceSeesNextSync: {0.01, 0.8},
 	// 6 of 2,337 runs; 14 of 400 of rollout-rare-certain at 0 latency.
-	raceOvertaken: {0.005, 0.05},
+	// When the API answers at once or the controllers are starved, the
+	// grow often lands before the ReplicaSet controller has synced the
+	// shrink: 0.21 at 0 latency, 0.33 starved at 0, 0.03 starved at
+	// 1.5 ms (default seed, scenario 0060; 0 at 1.5 ms unstarved).
+	raceOvertaken: {0.005, 0.35},
 	racePartly:    {0.01, 0.05},
 }
 
