@@ -71,7 +71,8 @@ inprocess:
 inprocess-check:
 	cd test && $(GO) test -count=1 -v -short -timeout 20m -run '^TestDeploymentAgainstControllers$$' ./inprocess/
 
-# The 1,000 Deployments run in four processes of 250, 16 runs at a time
+# The 1,000 Deployments (and the 250 of three ReplicaSets shrinking at once
+# drawn after every fourth) run in four processes of 250, 16 runs at a time
 # each (the runs mostly wait on the fake API's latency); the first process
 # also runs the other in-process tests. Logs: bin/inprocess-long-N.log.
 INPROCESS_LONG_TEST := TestDeploymentAgainstControllers$$
