@@ -348,6 +348,9 @@ func (sim *depSim) deploymentSync() ([]deployment.ReplicaSet, []deployment.Chang
 	if sim.state[staleIdx[0]].New {
 		otherOrder = raceOtherOrderNewFirst
 	}
+	if len(staleIdx) == 3 {
+		otherOrder = raceOtherOrderOfThree
+	}
 	for _, sq := range freshSequences(len(staleIdx), otherOrder) {
 		n, ch, fresh := sim.firstActingView(staleIdx, sq.steps, v)
 		merged := false

@@ -360,48 +360,40 @@ func TestDeploymentAgainstControllers(t *testing.T) {
 	parallel := envInt("INPROCESS_PARALLEL", 6)
 	seed := uint64(envInt("INPROCESS_SEED", 20261123))
 	latency := time.Duration(envInt("INPROCESS_LATENCY_US", 1500)) * time.Microsecond
-	t.Logf("INPROCESS_SEED=%d INPROCESS_SCENARIOS=%d INPROCESS_RUNS=%d INPROCESS_UNCERTAIN_RUNS=%d latency<%v", seed, scenarios, runs, uncertainRuns, latency)
+	t.Logf("INPROCESS_SEED=%d INPROCESS_SCENARIOS=%d INPROCESS_RUNS=%d INPROCESS_UNCERTAIN_RUNS=%d latency<%v starve %s", seed, scenarios, runs, uncertainRuns, latency, starveSetting())
 	pcg := rand.NewPCG(seed, 0xd3b)
 	rng := rand.New(pcg)
 	var total report
 	total.tally = map[string]float64{}
 	mid, uncertainScen, shifted, skipped, failed, ran := 0, 0, 0, 0, 0, 0
-	for i := 0; i < scenarios; i++ {
-		before, _ := pcg.MarshalBinary()
-		sc := randomScenario(rng, i, time.Now())
-		after, _ := pcg.MarshalBinary()
-		if only := envInt("INPROCESS_ONLY", -1); only >= 0 && only != i {
-			continue
-		}
-		if i < envInt("INPROCESS_FROM", 0) {
-			continue // another process runs the earlier ones
-		}
-		p, err := prepare(sc, seed+uint64(i))
+	// check prepares, runs and judges one scenario; draw gives it with
+	// every object as of now (drawn again older near an age boundary).
+	check := func(draw func(now time.Time) *scenario, seedOf uint64, runSeed uint64) {
+		sc := draw(time.Now())
+		p, err := prepare(sc, seedOf)
 		// A pod age that crosses a ranking boundary during the runs would
 		// change the answer mid-test: the same scenario is drawn again
 		// with every object older, until no boundary is that close.
 		for older := 1; err == nil && nearAgeBoundary(p) && older <= 3; older++ {
-			_ = pcg.UnmarshalBinary(before)
-			sc = randomScenario(rng, i, time.Now().Add(-time.Duration(older)*10*time.Minute))
-			p, err = prepare(sc, seed+uint64(i))
+			sc = draw(time.Now().Add(-time.Duration(older) * 10 * time.Minute))
+			p, err = prepare(sc, seedOf)
 			if older == 1 {
 				shifted++
 			}
 		}
-		_ = pcg.UnmarshalBinary(after) // later scenarios stay as they were
 		if err != nil {
 			t.Errorf("%s: prepare: %v", sc.name, err)
-			continue
+			return
 		}
 		if nearAgeBoundary(p) {
 			skipped++
-			continue
+			return
 		}
 		n := runs
 		if !p.pred.Certain {
 			n = uncertainRuns
 		}
-		outs := runRepeated(p, n, parallel, seed*1000003+uint64(i)*100000, latency)
+		outs := runRepeated(p, n, parallel, runSeed, latency)
 		ran++
 		rep := judge(p, outs)
 		if os.Getenv("INPROCESS_DUMP") != "" {
@@ -420,10 +412,6 @@ func TestDeploymentAgainstControllers(t *testing.T) {
 				t.Errorf("%s: tie shares off (INPROCESS_STRICT_TIES)", sc.name)
 			}
 		}
-		if (i+1)%25 == 0 {
-			t.Logf("progress after %d: %d mid-rollout, %d runs, certain fates %d/%d contradicted, probabilities %d/%d off, counts off %d, ties %d/%d off",
-				i+1, mid, total.runs, total.contradicted, total.certainChecked, total.probOff, total.probChecked, total.countOff, total.tieOff, total.tieChecked)
-		}
 		if len(rep.noise) > 0 {
 			t.Logf("%s: odds off by more than %.2f, within sampling noise: %s", sc.name, tolerance, strings.Join(rep.noise, "; "))
 		}
@@ -438,6 +426,37 @@ func TestDeploymentAgainstControllers(t *testing.T) {
 			failed++
 			t.Errorf("%s (%d branches, mid-rollout %v): %s\n  prediction: %s\n  branches: %s", sc.name, len(p.branches), p.midRoll,
 				strings.Join(rep.problems, "; "), describe(p.pred), describeBranches(p.branches))
+		}
+	}
+	// INPROCESS_CLASS: "main" runs only the main stream, "three-shrink"
+	// only the three-ReplicaSet class; both by default, the main stream
+	// alone with -short (make test's share stays as it was).
+	class := os.Getenv("INPROCESS_CLASS")
+	if class == "" && testing.Short() {
+		class = "main"
+	}
+	for i := 0; i < scenarios; i++ {
+		before, _ := pcg.MarshalBinary()
+		randomScenario(rng, i, time.Now())
+		after, _ := pcg.MarshalBinary()
+		if only := envInt("INPROCESS_ONLY", -1); (only >= 0 && only != i) || i < envInt("INPROCESS_FROM", 0) {
+			continue // another process runs the earlier ones
+		}
+		if class != "three-shrink" {
+			check(func(now time.Time) *scenario {
+				_ = pcg.UnmarshalBinary(before)
+				return randomScenario(rng, i, now)
+			}, seed+uint64(i), seed*1000003+uint64(i)*100000)
+			_ = pcg.UnmarshalBinary(after) // later scenarios stay as they were
+		}
+		if class != "main" && i%threeShrinkEvery == threeShrinkEvery-1 {
+			check(func(now time.Time) *scenario {
+				return threeShrinkScenario(threeShrinkRand(seed, i), i, now)
+			}, seed+0x3e5000+uint64(i), seed*1000003+uint64(i)*100000+50000)
+		}
+		if (i+1)%25 == 0 {
+			t.Logf("progress after %d: %d mid-rollout, %d runs, certain fates %d/%d contradicted, probabilities %d/%d off, counts off %d, ties %d/%d off",
+				i+1, mid, total.runs, total.contradicted, total.certainChecked, total.probOff, total.probChecked, total.countOff, total.tieOff, total.tieChecked)
 		}
 	}
 	t.Logf("%d scenarios (%d mid-rollout, %d with an uncertain prediction, %d drawn older to move off an age boundary, %d skipped near one, %d with a problem), %d runs",
@@ -461,6 +480,7 @@ func TestDeploymentAgainstControllers(t *testing.T) {
 // r gets the seed firstSeed+r.
 func runRepeated(p *prepared, n, parallel int, firstSeed uint64, latency time.Duration) []outcome {
 	outs := make([]outcome, n)
+	defer startStarving()()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, parallel)
 	for r := range outs {
@@ -488,6 +508,9 @@ func describe(p *prediction.Prediction) string {
 		fmt.Fprintf(&b, "%s:%s", pp.Name, pp.Fate)
 		if !pp.Certain {
 			fmt.Fprintf(&b, "(%.2f)", pp.DeleteProbability)
+		}
+		if r := pp.DeleteProbabilityRange; len(r) == 2 {
+			fmt.Fprintf(&b, "(%.2f-%.2f)", r[0], r[1])
 		}
 		if pp.Step != "" {
 			fmt.Fprintf(&b, "[%s]", pp.Step)
