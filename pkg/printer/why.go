@@ -187,9 +187,20 @@ func fateCell(ties []bool, pod prediction.Pod) string {
 	}
 	if r := pod.DeleteProbabilityRange; len(r) == 2 {
 		// A timing-decided chance: the range the cluster's load allows.
-		return word + " " + strings.TrimSuffix(percent(r[0]), "%") + "–" + percent(r[1])
+		return word + " " + rangeEnd(r[0]) + "–" + rangeEnd(r[1]) + "%"
 	}
 	return word + " " + percent(pod.DeleteProbability)
+}
+
+// rangeEnd is one end of a printed range, in whole percent: an open end
+// stays within 1 to 99 (the range already says it is not certain), so a
+// range reads "1–10%" or "65–99%", never "<1–10%".
+func rangeEnd(x float64) string {
+	pc := 100 * x
+	if x > 0 && x < 1 {
+		pc = min(max(pc, 1), 99)
+	}
+	return fmt.Sprintf("%.0f", pc)
 }
 
 // Percent formats a probability for a table: a chance that is neither
