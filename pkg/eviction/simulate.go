@@ -243,7 +243,7 @@ func (s *simulation) addGraces(i int, t Threshold, act []Threshold, rep *podInfo
 	r := rankingFor(t.Signal, s.layout)
 	for _, a := range act {
 		alike := a.Signal == t.Signal || !t.Signal.isMemory() && !a.Signal.isMemory() && rankingFor(a.Signal, s.layout) == r
-		if !(t.Signal.isMemory() && a.Signal.isMemory()) && !alike {
+		if (!t.Signal.isMemory() || !a.Signal.isMemory()) && !alike {
 			continue
 		}
 		g := s.graceFor(a, rep)

@@ -18,15 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// drainObserved is what the real `kubectl drain` did, per node in order.
-type drainObserved struct {
-	nodes        []drainNodeObserved
-	replacements map[string][]string // owner (Kind/name) -> node of each new pod, "" = unschedulable
-	exitCode     int
-	duration     time.Duration
-	stderr       string
-}
-
+// drainNodeObserved is what the real `kubectl drain` did to one node.
 type drainNodeObserved struct {
 	node      string
 	outcome   string // drained | blocked | refused
