@@ -148,36 +148,76 @@ type Result struct {
 // Predict runs the eviction manager's loop on the snapshot: one eviction
 // per sync until no threshold is met or still short of its minimum reclaim.
 func Predict(in Input) (*Result, error) {
+	res, err := newResult(in)
+	if err != nil {
+		return nil, err
+	}
+	k := in.Rules.Kubelet
+	layout, noRanking := diskLayout(in, res)
+	obs := observe(in.Summary)
+	if err := applyAssume(obs, in); err != nil {
+		return nil, err
+	}
+	checkSummaryAge(in, obs, res)
+	noteAssumed(in, res)
+	ths := WithContainerFs(in.Config.Thresholds, layout)
+	pods := activePods(in, obs, res)
+
+	sim := newSimulation(in, k, layout, ths, obs, pods)
+	sim.noRanking = noRanking
+	sim.run()
+	res.Signals = signalTable(ths, obs, res)
+	sim.fill(res)
+	sim.doubts(res)
+	for _, c := range res.Order {
+		if !c.Certain {
+			res.Certain = false
+			break
+		}
+	}
+	return res, nil
+}
+
+// newResult checks that the summary is the node's and starts the result.
+func newResult(in Input) (*Result, error) {
 	if in.Node == nil || in.Summary == nil {
 		return nil, errors.New("eviction preview needs the Node and its kubelet's stats summary")
 	}
-	k := in.Rules.Kubelet
 	s := in.Summary
 	if s.Node.NodeName != "" && s.Node.NodeName != in.Node.Name {
 		return nil, &MismatchError{fmt.Sprintf("the stats summary is node %q's, not %q's", s.Node.NodeName, in.Node.Name)}
 	}
 	res := &Result{Node: in.Node.Name, Certain: true, Signals: []SignalStatus{}, Order: []Candidate{}, Victims: []string{}, Never: []Exempt{}, LocalStorage: []LocalStorage{}}
-	uncertain := func(format string, a ...any) {
-		res.Certain = false
-		res.Uncertain = append(res.Uncertain, fmt.Sprintf(format, a...))
-	}
 	if s.Node.NodeName == "" {
-		uncertain("the stats summary names no node: it may not be %s's", in.Node.Name)
+		res.doubt("the stats summary names no node: it may not be %s's", in.Node.Name)
 	}
-	layout := InferLayout(s)
+	return res, nil
+}
+
+// doubt makes the answer uncertain, saying why.
+func (res *Result) doubt(format string, a ...any) {
+	res.Certain = false
+	res.Uncertain = append(res.Uncertain, fmt.Sprintf(format, a...))
+}
+
+// diskLayout is the filesystems as the kubelet sees them; noRanking: this
+// kubelet's eviction manager has no ranking functions.
+func diskLayout(in Input, res *Result) (layout Layout, noRanking bool) {
+	layout = InferLayout(in.Summary)
 	if in.Layout != nil {
 		layout = *in.Layout
 	}
 	res.DiskLayout = layout.String()
-	noRanking := layout.Split && !k.SplitContainerFs
+	noRanking = layout.Split && !in.Rules.Kubelet.SplitContainerFs
 	if noRanking {
 		res.Notes = append(res.Notes, "the runtime has a separate container filesystem and KubeletSeparateDiskGC is off: this kubelet's eviction manager fails its first sync and is left without ranking functions, so it evicts only pods over their local-storage limits")
 		layout.Split = false
 	}
-	obs := observe(s)
-	if err := applyAssume(obs, in); err != nil {
-		return nil, err
-	}
+	return layout, noRanking
+}
+
+// checkSummaryAge doubts a summary older than MaxSummaryAge at --now.
+func checkSummaryAge(in Input, obs map[Signal]observation, res *Result) {
 	maxAge := in.MaxSummaryAge
 	if maxAge == 0 {
 		maxAge = 2 * time.Minute
@@ -185,32 +225,36 @@ func Predict(in Input) (*Result, error) {
 	for _, sig := range AllSignals {
 		o, ok := obs[sig]
 		if ok && !o.Assumed && !o.Time.IsZero() && !in.Now.IsZero() && in.Now.Sub(o.Time) > maxAge {
-			uncertain("the summary's %s figures are from %s, %s before --now: the node may have changed since", sig, o.Time.UTC().Format(time.RFC3339), in.Now.Sub(o.Time).Round(time.Second))
-			break
+			res.doubt("the summary's %s figures are from %s, %s before --now: the node may have changed since", sig, o.Time.UTC().Format(time.RFC3339), in.Now.Sub(o.Time).Round(time.Second))
+			return
 		}
 	}
+}
+
+// noteAssumed lists the figures that were not observed.
+func noteAssumed(in Input, res *Result) {
 	if in.Config.Assumed {
 		res.Assumed = append(res.Assumed, "thresholds: the kubelet's defaults for 1."+fmt.Sprint(in.Rules.Minor)+" (its configz was not read)")
 	}
 	for _, sig := range slices.Sorted(maps.Keys(in.Assume)) {
 		res.Assumed = append(res.Assumed, fmt.Sprintf("%s=%s (--assume)", sig, in.Assume[sig]))
 	}
-	ths := WithContainerFs(in.Config.Thresholds, layout)
+}
 
-	// Active pods: the kubelet's GetActivePods leaves out finished pods and
-	// pods whose deletion it is already carrying out.
+// activePods are the pods the kubelet's GetActivePods returns: not
+// finished, not being deleted. It doubts a summary that lacks pods that
+// have run long enough to be in it, or that has pods the list lacks.
+func activePods(in Input, obs map[Signal]observation, res *Result) []*podInfo {
 	byUID := map[string]*statsapi.PodStats{}
-	for i := range s.Pods {
-		byUID[s.Pods[i].PodRef.UID] = &s.Pods[i]
+	for i := range in.Summary.Pods {
+		byUID[in.Summary.Pods[i].PodRef.UID] = &in.Summary.Pods[i]
 	}
 	var pods []*podInfo
 	var missing, unstarted []string
 	seen := map[string]bool{}
 	for _, p := range in.Pods {
-		if p.Spec.NodeName != "" && p.Spec.NodeName != in.Node.Name {
-			continue
-		}
-		if p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed || p.DeletionTimestamp != nil {
+		if p.Spec.NodeName != "" && p.Spec.NodeName != in.Node.Name ||
+			p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed || p.DeletionTimestamp != nil {
 			continue
 		}
 		uid := string(p.UID)
@@ -226,24 +270,9 @@ func Predict(in Input) (*Result, error) {
 		default:
 			missing = append(missing, p.Namespace+"/"+p.Name)
 		}
-		pi := newPodInfo(p, st, k)
-		pods = append(pods, pi)
+		pods = append(pods, newPodInfo(p, st, in.Rules.Kubelet))
 	}
-	if len(missing) > 0 && !in.NoPodStats {
-		uncertain("%d running pod(s) are missing from the summary (%s): the kubelet ranks such pods first, but the summary is more likely stale or another node's", len(missing), strings.Join(firstN(missing, 3), ", "))
-	}
-	if len(unstarted) > 0 && !in.NoPodStats {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d pod(s) had no container running long enough to be in the summary (%s): the kubelet has no stats for them either and ranks them first", len(unstarted), strings.Join(firstN(unstarted, 3), ", ")))
-	}
-	var extra []string
-	for _, ps := range s.Pods {
-		if !seen[ps.PodRef.UID] {
-			extra = append(extra, ps.PodRef.Namespace+"/"+ps.PodRef.Name)
-		}
-	}
-	if len(extra) > 0 {
-		uncertain("the summary has %d pod(s) not in the pod list (%s): the pod list or the summary is out of date", len(extra), strings.Join(firstN(extra, 3), ", "))
-	}
+	notePodStats(in, res, missing, unstarted, unlisted(in.Summary, seen))
 	if len(pods) == 0 {
 		res.Notes = append(res.Notes, "the node has no active pods: nothing to evict")
 	}
@@ -252,73 +281,97 @@ func Predict(in Input) (*Result, error) {
 			res.Never = append(res.Never, Exempt{Pod: pi.Name, Reason: pi.Critical})
 		}
 	}
+	return pods
+}
 
-	sim := newSimulation(in, k, layout, ths, obs, pods)
-	sim.noRanking = noRanking
-	sim.run()
+// unlisted are the summary's pods that the pod list lacks.
+func unlisted(s *statsapi.Summary, seen map[string]bool) []string {
+	var extra []string
+	for _, ps := range s.Pods {
+		if !seen[ps.PodRef.UID] {
+			extra = append(extra, ps.PodRef.Namespace+"/"+ps.PodRef.Name)
+		}
+	}
+	return extra
+}
 
-	// Signals table (before any eviction).
-	active := sim.firstActive
+// notePodStats says what the summary and the pod list disagree on.
+func notePodStats(in Input, res *Result, missing, unstarted, extra []string) {
+	if len(missing) > 0 && !in.NoPodStats {
+		res.doubt("%d running pod(s) are missing from the summary (%s): the kubelet ranks such pods first, but the summary is more likely stale or another node's", len(missing), strings.Join(firstN(missing, 3), ", "))
+	}
+	if len(unstarted) > 0 && !in.NoPodStats {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d pod(s) had no container running long enough to be in the summary (%s): the kubelet has no stats for them either and ranks them first", len(unstarted), strings.Join(firstN(unstarted, 3), ", ")))
+	}
+	if len(extra) > 0 {
+		res.doubt("the summary has %d pod(s) not in the pod list (%s): the pod list or the summary is out of date", len(extra), strings.Join(firstN(extra, 3), ", "))
+	}
+}
+
+// signalTable is every signal with a threshold or an observation, before
+// any eviction, and sets UnderPressure.
+func signalTable(ths []Threshold, obs map[Signal]observation, res *Result) []SignalStatus {
+	out := []SignalStatus{}
 	for _, sig := range AllSignals {
 		o, ok := obs[sig]
 		st := SignalStatus{Signal: string(sig), Unit: sig.Unit(), Observed: ok, Available: o.Available, Capacity: o.Capacity, Assumed: o.Assumed, Condition: sig.Condition(), Thresholds: []ThresholdStatus{}}
 		for _, t := range ths {
-			if t.Signal != sig {
-				continue
+			if t.Signal == sig {
+				ts := thresholdStatus(t, o, ok)
+				st.Pressure = st.Pressure || ts.Met
+				st.Thresholds = append(st.Thresholds, ts)
 			}
-			ts := ThresholdStatus{Kind: "hard", Value: t.Value.Text, Derived: t.Derived}
-			if !t.Hard() {
-				ts.Kind, ts.GracePeriod = "soft", t.GracePeriod.String()
-			}
-			if t.MinReclaim != nil {
-				ts.MinReclaim = t.MinReclaim.Text
-			}
-			if ok {
-				q := t.Value.resolve(o.Capacity)
-				ts.Quantity = q.Value()
-				if t.MinReclaim != nil {
-					q.Add(t.MinReclaim.resolve(o.Capacity))
-				}
-				ts.Target = q.Value()
-				ts.Met = met(t, o, false)
-			}
-			st.Pressure = st.Pressure || ts.Met
-			st.Thresholds = append(st.Thresholds, ts)
 		}
 		if !ok && len(st.Thresholds) == 0 {
 			continue
 		}
-		res.Signals = append(res.Signals, st)
+		out = append(out, st)
 		res.UnderPressure = res.UnderPressure || st.Pressure
 	}
-	_ = active
+	return out
+}
 
-	sim.fill(res)
-	if sim.signalRace != "" {
-		uncertain("%s", sim.signalRace)
+// thresholdStatus is one threshold against its signal's observation.
+func thresholdStatus(t Threshold, o observation, observed bool) ThresholdStatus {
+	ts := ThresholdStatus{Kind: "hard", Value: t.Value.Text, Derived: t.Derived}
+	if !t.Hard() {
+		ts.Kind, ts.GracePeriod = "soft", t.GracePeriod.String()
 	}
-	if sim.diskGraceRace {
-		uncertain("disk thresholds with different grace periods that rank pods alike are met together: which one the kubelet acts on (and so the grace period) is left to map order and to when each grace period ends")
+	if t.MinReclaim != nil {
+		ts.MinReclaim = t.MinReclaim.Text
 	}
-	if sim.graceRace {
-		uncertain("hard and soft memory thresholds are both met: which one the kubelet acts on (and so the grace period) is left to map order")
+	if observed {
+		q := t.Value.resolve(o.Capacity)
+		ts.Quantity = q.Value()
+		if t.MinReclaim != nil {
+			q.Add(t.MinReclaim.resolve(o.Capacity))
+		}
+		ts.Target = q.Value()
+		ts.Met = met(t, o, false)
 	}
-	if sim.truncated {
-		uncertain("too many ways the ties can fall: the probabilities are from the %d likeliest", maxStates)
+	return ts
+}
+
+// doubts says what the simulation could not settle.
+func (s *simulation) doubts(res *Result) {
+	if s.signalRace != "" {
+		res.doubt("%s", s.signalRace)
 	}
-	if sim.reclaimSettles {
+	if s.diskGraceRace {
+		res.doubt("disk thresholds with different grace periods that rank pods alike are met together: which one the kubelet acts on (and so the grace period) is left to map order and to when each grace period ends")
+	}
+	if s.graceRace {
+		res.doubt("hard and soft memory thresholds are both met: which one the kubelet acts on (and so the grace period) is left to map order")
+	}
+	if s.truncated {
+		res.doubt("too many ways the ties can fall: the probabilities are from the %d likeliest", maxStates)
+	}
+	if s.reclaimSettles {
 		res.Notes = append(res.Notes, "a disk threshold is held only by its minimum reclaim: this kubelet takes its garbage collection to have reclaimed enough and evicts no more pods for it (1.22 on checks the minimum reclaim too)")
 	}
-	if sim.diskReclaim {
-		uncertain("a disk signal is met: the kubelet first deletes unused containers and images, which the summary does not show; it may free enough to evict nobody, and what an evicted pod frees on disk depends on that garbage collection too")
+	if s.diskReclaim {
+		res.doubt("a disk signal is met: the kubelet first deletes unused containers and images, which the summary does not show; it may free enough to evict nobody, and what an evicted pod frees on disk depends on that garbage collection too")
 	}
-	for _, c := range res.Order {
-		if !c.Certain {
-			res.Certain = false
-			break
-		}
-	}
-	return res, nil
 }
 
 func firstN(s []string, n int) []string {
