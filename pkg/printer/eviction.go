@@ -21,6 +21,35 @@ import (
 func EvictionTable(w io.Writer, p *prediction.Prediction, opt TableOptions) error {
 	e := p.Eviction
 	pw := &paragraphs{w: w, width: opt.width()}
+	evictionHeader(pw, p)
+	if err := writeGrid(w, signalGrid(e), -1, ""); err != nil {
+		return err
+	}
+	pw.blank()
+	pw.para(fmt.Sprintf("Order for %s (ranking: %s); TARGET is threshold + minimum reclaim, what eviction restores.", e.Signal, e.Ranking), "  ")
+	t, cutAfter := orderGrid(e, opt)
+	cut := ""
+	if cutAfter >= 0 && cutAfter+1 < len(e.Order) {
+		cut = fmt.Sprintf("---- cut: %d pod(s) evicted, one per sync, until every threshold is back at its target ----", e.Cut)
+		if !e.Certain {
+			cut = fmt.Sprintf("---- cut: about %d pod(s) evicted; see Uncertain below ----", e.Cut)
+		}
+	}
+	legend := fitLastColumn(&t, opt.width())
+	if err := writeGrid(w, t, cutAfter, cut); err != nil {
+		return err
+	}
+	for _, l := range legend {
+		pw.para(l, "      ")
+	}
+	evictionExempt(pw, e)
+	evictionRemarks(pw, e, p.Warnings)
+	return pw.err
+}
+
+// evictionHeader is the lines above the signals.
+func evictionHeader(pw *paragraphs, p *prediction.Prediction) {
+	e := p.Eviction
 	src := p.Rules.VersionSource
 	if p.Rules.VersionDetail != "" {
 		src += ": " + p.Rules.VersionDetail
@@ -33,6 +62,10 @@ func EvictionTable(w io.Writer, p *prediction.Prediction, opt TableOptions) erro
 		pw.field("Kubelet:", kubeletReadsLine(e.KubeletReads))
 	}
 	pw.blank()
+}
+
+// signalGrid is a row per threshold, under its signal.
+func signalGrid(e *eviction.Result) grid {
 	sig := grid{header: []string{"SIGNAL", "AVAILABLE", "THRESHOLD", "TARGET", "PRESSURE"}}
 	for _, s := range e.Signals {
 		avail := "-"
@@ -62,11 +95,12 @@ func EvictionTable(w io.Writer, p *prediction.Prediction, opt TableOptions) erro
 			sig.rows = append(sig.rows, []string{name, avail, th, target, press})
 		}
 	}
-	if err := writeGrid(w, sig, -1, ""); err != nil {
-		return err
-	}
-	pw.blank()
-	pw.para(fmt.Sprintf("Order for %s (ranking: %s); TARGET is threshold + minimum reclaim, what eviction restores.", e.Signal, e.Ranking), "  ")
+	return sig
+}
+
+// orderGrid is the eviction order; cutAfter is the last row with a chance
+// of eviction (-1: none).
+func orderGrid(e *eviction.Result, opt TableOptions) (t grid, cutAfter int) {
 	unit := "bytes"
 	switch {
 	case strings.HasPrefix(e.Ranking, "pid"):
@@ -74,11 +108,11 @@ func EvictionTable(w io.Writer, p *prediction.Prediction, opt TableOptions) erro
 	case strings.Contains(e.Ranking, "inodes"):
 		unit = "inodes"
 	}
-	t := grid{header: []string{"#", "POD", "QOS", "PRIO", "USAGE", "REQUEST", "FATE", "WHY (vs next)"}}
+	t = grid{header: []string{"#", "POD", "QOS", "PRIO", "USAGE", "REQUEST", "FATE", "WHY (vs next)"}}
 	if opt.compact() {
 		t.header = []string{"#", "POD", "USAGE", "FATE", "WHY (vs next)"}
 	}
-	cutAfter := -1
+	cutAfter = -1
 	for i, c := range e.Order {
 		if c.EvictProbability > 0 {
 			cutAfter = i
@@ -93,20 +127,12 @@ func EvictionTable(w io.Writer, p *prediction.Prediction, opt TableOptions) erro
 		}
 		t.rows = append(t.rows, row)
 	}
-	cut := ""
-	if cutAfter >= 0 && cutAfter+1 < len(e.Order) {
-		cut = fmt.Sprintf("---- cut: %d pod(s) evicted, one per sync, until every threshold is back at its target ----", e.Cut)
-		if !e.Certain {
-			cut = fmt.Sprintf("---- cut: about %d pod(s) evicted; see Uncertain below ----", e.Cut)
-		}
-	}
-	legend := fitLastColumn(&t, opt.width())
-	if err := writeGrid(w, t, cutAfter, cut); err != nil {
-		return err
-	}
-	for _, l := range legend {
-		pw.para(l, "      ")
-	}
+	return t, cutAfter
+}
+
+// evictionExempt lists the pods never evicted and those evicted for local
+// storage whatever the pressure.
+func evictionExempt(pw *paragraphs, e *eviction.Result) {
 	if len(e.Never) > 0 {
 		pw.blank()
 		pw.line("Never evicted:")
@@ -125,10 +151,14 @@ func EvictionTable(w io.Writer, p *prediction.Prediction, opt TableOptions) erro
 			pw.para(fmt.Sprintf("  %s: %s (%s)", x.Pod, x.Reason, what), "    ")
 		}
 	}
+}
+
+// evictionRemarks is the assumed figures, the doubts and the notes.
+func evictionRemarks(pw *paragraphs, e *eviction.Result, warnings []string) {
 	for _, list := range []struct {
 		title string
 		items []string
-	}{{"Assumed:", e.Assumed}, {"Uncertain:", e.Uncertain}, {"Notes:", append(append([]string{}, e.Notes...), p.Warnings...)}} {
+	}{{"Assumed:", e.Assumed}, {"Uncertain:", e.Uncertain}, {"Notes:", append(append([]string{}, e.Notes...), warnings...)}} {
 		if len(list.items) == 0 {
 			continue
 		}
@@ -138,7 +168,6 @@ func EvictionTable(w io.Writer, p *prediction.Prediction, opt TableOptions) erro
 			pw.para("  - "+s, "    ")
 		}
 	}
-	return pw.err
 }
 
 func fate(c eviction.Candidate) string {
