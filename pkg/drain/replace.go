@@ -133,7 +133,7 @@ func (s *state) schedule() bool {
 		if !p.pending || p.gone {
 			continue
 		}
-		pl, err := scheduling.Place(scheduling.Input{Nodes: s.schedNodes(), Pods: s.livePods(), Namespaces: s.in.Namespaces, Pod: p.pod, Rules: s.in.Scheduler})
+		pl, err := scheduling.Place(scheduling.Input{Nodes: s.schedNodes(), Pods: s.livePods(), Namespaces: s.in.Namespaces, Pod: p.pod, Rules: s.in.Scheduler, Cache: &s.podCache})
 		if err != nil {
 			p.repl.Reason, p.repl.Certain = err.Error(), false
 			continue

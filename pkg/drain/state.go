@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/scale-preview/scale-preview/pkg/disruption"
+	"github.com/scale-preview/scale-preview/pkg/scheduling"
 )
 
 // podState is one pod as the simulation moves it.
@@ -61,6 +62,9 @@ type state struct {
 	repls    []*Replacement
 	broken   []string       // budgets --disable-eviction breaks
 	sched    []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
+
+	// podCache keeps what placement reads of each pod across replacements.
+	podCache scheduling.PodCache
 }
 
 func newState(in Input, pickLast bool) *state {

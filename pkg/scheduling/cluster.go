@@ -102,8 +102,22 @@ func NewCluster(in Input) (*Cluster, error) {
 		c.Nodes = append(c.Nodes, ns)
 		c.ByName[n.Name] = ns
 	}
-	prePrio := pre.Priority
+	if err := c.addPods(in); err != nil {
+		return nil, err
+	}
+	if err := c.buildSpread(in.Pod); err != nil {
+		return nil, err
+	}
+	c.buildAffinity()
+	return c, nil
+}
+
+// addPods puts the bound pods on their nodes and the nominated pods of
+// at least the incoming pod's priority beside them.
+func (c *Cluster) addPods(in Input) error {
+	prePrio := c.Pre.Priority
 	scratch := corev1.ResourceList{}
+	slab := make([]PodInfo, len(in.Pods)) // one allocation for every PodInfo
 	for i, p := range in.Pods {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue // the scheduler's informer does not see finished pods
@@ -117,9 +131,9 @@ func NewCluster(in Input) (*Cluster, error) {
 				continue
 			}
 			if n := c.ByName[nom]; n != nil {
-				pi, err := newPodInfo(p, r, false, scratch)
-				if err != nil {
-					return nil, err
+				pi := &slab[i]
+				if err := in.Cache.podInfo(p, c.Rules, false, scratch, pi); err != nil {
+					return err
 				}
 				pi.node, pi.Index = n, i
 				n.Nominated = append(n.Nominated, pi)
@@ -130,9 +144,9 @@ func NewCluster(in Input) (*Cluster, error) {
 		if n == nil {
 			continue // no NodeInfo without its Node in the snapshot
 		}
-		pi, err := newPodInfo(p, r, true, scratch)
-		if err != nil {
-			return nil, err
+		pi := &slab[i]
+		if err := in.Cache.podInfo(p, c.Rules, true, scratch, pi); err != nil {
+			return err
 		}
 		pi.node, pi.Index = n, i
 		n.Pods = append(n.Pods, pi)
@@ -143,11 +157,7 @@ func NewCluster(in Input) (*Cluster, error) {
 			}
 		}
 	}
-	if err := c.buildSpread(in.Pod); err != nil {
-		return nil, err
-	}
-	c.buildAffinity()
-	return c, nil
+	return nil
 }
 
 // orderNodes is the scheduler cache's node tree order: zones (region and

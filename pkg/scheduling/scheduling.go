@@ -29,6 +29,9 @@ type Input struct {
 	// Pod is the pod being scheduled, its spec.priority resolved.
 	Pod   *corev1.Pod
 	Rules rules.SchedulerRules
+	// Cache, when set, keeps what the filters read of each pod in Pods
+	// across calls (never of Pod itself); nil reads every pod afresh.
+	Cache *PodCache
 }
 
 // Placement is where a pod can go: the nodes where every filter passes,
