@@ -14,6 +14,20 @@ import (
 // zero value is an empty cache. Not safe for concurrent use.
 type PodCache struct {
 	infos map[podCacheKey]*PodInfo
+	// slab backs the PodInfos of the cluster Place builds and drops, reused
+	// by the next Place.
+	slab []PodInfo
+}
+
+// placeSlab is n PodInfos for a Place call to fill; nil without a cache.
+func (pc *PodCache) placeSlab(n int) []PodInfo {
+	if pc == nil {
+		return nil
+	}
+	if cap(pc.slab) < n {
+		pc.slab = make([]PodInfo, n)
+	}
+	return pc.slab[:n]
 }
 
 // podCacheKey holds the pod and the request options newPodInfo derives

@@ -53,6 +53,12 @@ func (c *Cluster) preNsLabels() labels.Set {
 
 // NewCluster builds the scheduler's view for scheduling in.Pod.
 func NewCluster(in Input) (*Cluster, error) {
+	return newCluster(in, nil)
+}
+
+// newCluster builds the cluster with its PodInfos in slab (nil: a new
+// one), which the cluster then owns.
+func newCluster(in Input, slab []PodInfo) (*Cluster, error) {
 	r := in.Rules
 	pre, err := newPodInfo(in.Pod, r, false, nil)
 	if err != nil {
@@ -102,7 +108,7 @@ func NewCluster(in Input) (*Cluster, error) {
 		c.Nodes = append(c.Nodes, ns)
 		c.ByName[n.Name] = ns
 	}
-	if err := c.addPods(in); err != nil {
+	if err := c.addPods(in, slab); err != nil {
 		return nil, err
 	}
 	if err := c.buildSpread(in.Pod); err != nil {
@@ -114,10 +120,12 @@ func NewCluster(in Input) (*Cluster, error) {
 
 // addPods puts the bound pods on their nodes and the nominated pods of
 // at least the incoming pod's priority beside them.
-func (c *Cluster) addPods(in Input) error {
+func (c *Cluster) addPods(in Input, slab []PodInfo) error {
 	prePrio := c.Pre.Priority
 	scratch := corev1.ResourceList{}
-	slab := make([]PodInfo, len(in.Pods)) // one allocation for every PodInfo
+	if slab == nil {
+		slab = make([]PodInfo, len(in.Pods)) // one allocation for every PodInfo
+	}
 	for i, p := range in.Pods {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue // the scheduler's informer does not see finished pods

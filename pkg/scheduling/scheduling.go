@@ -46,7 +46,9 @@ type Placement struct {
 
 // Place runs the filters for in.Pod on every node.
 func Place(in Input) (Placement, error) {
-	c, err := NewCluster(in)
+	// The cluster does not outlive the call, so its PodInfos can live in
+	// the cache's slab.
+	c, err := newCluster(in, in.Cache.placeSlab(len(in.Pods)))
 	if err != nil {
 		return Placement{}, err
 	}
