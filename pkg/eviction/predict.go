@@ -360,6 +360,9 @@ func (s *simulation) doubts(res *Result) {
 	if s.diskGraceRace {
 		res.doubt("disk thresholds with different grace periods that rank pods alike are met together: which one the kubelet acts on (and so the grace period) is left to map order and to when each grace period ends")
 	}
+	if s.softGraceOrder {
+		res.doubt("soft thresholds with different grace periods are met together: the kubelet acts only on those met for their whole grace period, and the order is taken here as if every grace period were served; when the pressure began (which the snapshot does not show) can change which signal is acted on first")
+	}
 	if s.graceRace {
 		res.doubt("hard and soft memory thresholds are both met: which one the kubelet acts on (and so the grace period) is left to map order")
 	}

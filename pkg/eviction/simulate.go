@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 )
 
 // maxStates bounds the tie branches followed at once.
@@ -37,6 +38,10 @@ type simulation struct {
 	// diskGraceRace: disk thresholds that rank alike, with different grace
 	// periods, are met together.
 	diskGraceRace bool
+	// softGraceOrder: soft thresholds with different grace periods are met
+	// together; which grace period ends first depends on when each was
+	// first met, which a snapshot does not show.
+	softGraceOrder bool
 	truncated     bool
 	diskReclaim   bool
 	// noRanking: synchronize has no ranking functions (its first run
@@ -170,6 +175,21 @@ func (s *simulation) active(obs map[Signal]observation, prev []Threshold) []Thre
 	return out
 }
 
+// softGracesDiffer: two met soft thresholds have different grace periods.
+func softGracesDiffer(active []Threshold) bool {
+	var first time.Duration
+	for _, t := range active {
+		switch {
+		case t.Hard():
+		case first == 0:
+			first = t.GracePeriod
+		case t.GracePeriod != first:
+			return true
+		}
+	}
+	return false
+}
+
 func sameThreshold(a, b Threshold) bool {
 	return a.Signal == b.Signal && a.GracePeriod == b.GracePeriod && a.Value.Text == b.Value.Text && a.Value.Percentage == b.Value.Percentage
 }
@@ -178,6 +198,7 @@ func sameThreshold(a, b Threshold) bool {
 // threshold if any is met (which one is map order: they rank alike), else
 // one of the others in map order, each ranking with equal odds.
 func (s *simulation) choices(active []Threshold) []Threshold {
+	s.softGraceOrder = s.softGraceOrder || softGracesDiffer(active)
 	var mem, other []Threshold
 	for _, t := range active {
 		if t.Signal.isMemory() {
