@@ -1,7 +1,9 @@
 package drain
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -68,6 +70,9 @@ func (s *state) replace(old *podState) {
 	}
 	np := &podState{pod: pod, key: pod.Namespace + "/" + pod.Name, replaces: old.key, pending: true, repl: r}
 	np.willReady, np.readyUnknown = s.readiness(old, ref)
+	if ref.Kind == "Job" {
+		np.hold = s.v.jobHold // the controller's back-off first
+	}
 	s.add(np)
 	s.repls = append(s.repls, r)
 }
@@ -163,42 +168,82 @@ func (s *state) readiness(old *podState, ref *metav1.OwnerReference) (ready, unk
 	return readyN > 0, readyN > 0 && notReady > 0
 }
 
-// schedule runs the filters for every pending replacement, in creation
-// order, and binds those that fit.
+// schedule runs the filters for every pending replacement and binds
+// those that fit. The order is the run's: creation order or reversed (the
+// round's evictions race), Job replacements after the others (they come
+// after the back-off), held ones not yet.
 func (s *state) schedule() bool {
 	changed := false
-	for _, p := range s.pods {
-		if !p.pending || p.gone {
+	for _, p := range s.queue() {
+		if p.hold > 0 {
+			p.hold--
+			changed = true // time passes for the back-off
 			continue
 		}
-		pl, err := scheduling.Place(scheduling.Input{Nodes: s.schedNodes(), Pods: s.livePods(), Namespaces: s.in.Namespaces, Pod: p.pod, Rules: s.in.Scheduler, Cache: s.infos})
-		if err != nil {
-			p.repl.Reason, p.repl.Certain = err.Error(), false
-			continue
-		}
-		for _, u := range pl.Unmodelled {
-			s.note(fmt.Sprintf("replacement for %s: %s", p.replaces, u))
-		}
-		p.repl.Candidates, p.repl.Reason = pl.Feasible, pl.FitError
-		if len(pl.Feasible) == 0 {
-			continue
-		}
-		node := s.pick(pl)
-		if len(pl.Feasible) > 1 || len(pl.Unmodelled) > 0 {
-			p.repl.Certain = false
-			s.choiceMade = s.choiceMade || len(pl.Feasible) > 1
-		}
-		s.bind(p, node)
-		changed = true
+		changed = s.place(p) || changed
 	}
 	return changed
+}
+
+// queue is the pending replacements in the order the run schedules them.
+func (s *state) queue() []*podState {
+	var q []*podState
+	for _, p := range s.pods {
+		if p.pending && !p.gone {
+			q = append(q, p)
+		}
+	}
+	if s.v.reverse {
+		slices.Reverse(q)
+	}
+	slices.SortStableFunc(q, func(a, b *podState) int { return cmp.Compare(backsOff(a), backsOff(b)) })
+	return q
+}
+
+// backsOff: the Job controller creates this replacement after its back-off.
+func backsOff(p *podState) int {
+	if ref := metav1.GetControllerOf(p.pod); ref != nil && ref.Kind == "Job" {
+		return 1
+	}
+	return 0
+}
+
+// releaseHolds ends every back-off: the drain is over, the Job's
+// replacement is created anyway.
+func (s *state) releaseHolds() {
+	for _, p := range s.pods {
+		p.hold = 0
+	}
+}
+
+// place runs the filters for p and binds it where it fits.
+func (s *state) place(p *podState) bool {
+	pl, err := scheduling.Place(scheduling.Input{Nodes: s.schedNodes(), Pods: s.livePods(), Namespaces: s.in.Namespaces, Pod: p.pod, Rules: s.in.Scheduler, Cache: s.infos})
+	if err != nil {
+		p.repl.Reason, p.repl.Certain = err.Error(), false
+		return false
+	}
+	for _, u := range pl.Unmodelled {
+		s.note(fmt.Sprintf("replacement for %s: %s", p.replaces, u))
+	}
+	p.repl.Candidates, p.repl.Reason = pl.Feasible, pl.FitError
+	if len(pl.Feasible) == 0 {
+		return false
+	}
+	node := s.pick(pl)
+	if len(pl.Feasible) > 1 || len(pl.Unmodelled) > 0 {
+		p.repl.Certain = false
+		s.choiceMade = s.choiceMade || len(pl.Feasible) > 1
+	}
+	s.bind(p, node)
+	return true
 }
 
 // pick is the node a run binds to: the least allocated (the scheduler's
 // likeliest choice; ties to the first), or the first or last feasible one
 // in the runs that test whether the choice matters.
 func (s *state) pick(pl scheduling.Placement) string {
-	switch s.strategy {
+	switch s.v.pick {
 	case pickFirst:
 		return pl.Feasible[0]
 	case pickLast:
@@ -229,12 +274,25 @@ func (s *state) becomeReady() bool {
 		if p.pending || p.gone || p.terminating() || !p.willReady || disruption.IsReady(p.pod) {
 			continue
 		}
-		pod := p.pod.DeepCopy()
-		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
-		p.pod = pod
+		p.pod = withReady(p.pod)
 		changed = true
 	}
 	return changed
+}
+
+// withReady is a copy of pod with its Ready condition True: the existing
+// condition is replaced (the first Ready condition is the one that counts).
+func withReady(pod *corev1.Pod) *corev1.Pod {
+	pod = pod.DeepCopy()
+	ready := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue}
+	for i, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			pod.Status.Conditions[i] = ready
+			return pod
+		}
+	}
+	pod.Status.Conditions = append(pod.Status.Conditions, ready)
+	return pod
 }
 
 // terminate ends every terminating pod (after its grace period); a

@@ -23,6 +23,9 @@ type podState struct {
 	willReady    bool
 	readyUnknown bool
 	pending      bool // created, not yet scheduled
+	// hold: scheduling passes a Job's replacement sits out (the Job
+	// controller's failure back-off before it creates the pod).
+	hold         int
 	ownerMissing bool // its controller is not in the input
 	repl         *Replacement
 }
@@ -73,8 +76,8 @@ type state struct {
 	budgets  []*budgetState
 	created  int // replacements created, for unique names
 	notes    []string
-	// strategy picks among feasible nodes (pick).
-	strategy int
+	// v is the run's take on what the snapshot cannot settle (variant).
+	v variant
 	// choiceMade: some replacement had more than one feasible node.
 	choiceMade bool
 	repls      []*Replacement
@@ -91,8 +94,21 @@ const (
 	pickLast
 )
 
-func newState(in Input, strategy int) *state {
-	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), cordoned: map[string]bool{}, strategy: strategy,
+// variant is one run's assumption about scoring and timing: which
+// feasible node a replacement gets (pick), whether the replacements of one
+// round reach the scheduler in reverse (kubectl evicts a node's pods in
+// parallel), and how many scheduling passes a Job's replacement waits
+// (DefaultJobPodFailureBackOff, 10 s: two of kubectl's 5 s retries).
+type variant struct {
+	pick    int
+	reverse bool
+	jobHold int
+	// differs says what a difference from the first run depends on.
+	differs string
+}
+
+func newState(in Input, v variant) *state {
+	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), cordoned: map[string]bool{}, v: v,
 		infos: scheduling.NewInfoCache()}
 	s.byOwner = map[types.UID][]*podState{}
 	for _, p := range in.Pods {
