@@ -79,6 +79,7 @@ func (s *state) finish(res *Result) {
 			res.Certain = false
 		}
 	}
+	s.doubtRaced(res)
 	for _, r := range s.repls {
 		res.Replacements = append(res.Replacements, *r)
 	}
@@ -109,6 +110,20 @@ func (s *state) doubtUnplaced(res *Result) {
 		}
 		r.Certain, res.Certain = false, false
 		res.Uncertain = append(res.Uncertain, fmt.Sprintf("the replacement of %s fits nowhere, but an earlier replacement had a choice of nodes: another choice might have left room", r.For))
+		for j := range res.Nodes {
+			if res.Nodes[j].Outcome == OutcomeBlocked && strings.Contains(res.Nodes[j].Reason+blockingWhys(res.Nodes[j]), r.For) {
+				res.Nodes[j].Certain = false
+			}
+		}
+	}
+}
+
+// doubtRaced: replacements that raced for too little room; which of them
+// is scheduled, and the nodes that wait on them, are uncertain.
+func (s *state) doubtRaced(res *Result) {
+	for _, r := range s.raced {
+		res.Certain = false
+		res.Uncertain = appendNew(res.Uncertain, fmt.Sprintf("the replacement of %s races with others created at once (kubectl evicts a node's pods in parallel) for too little room: whether it is scheduled depends on which is created first", r.For))
 		for j := range res.Nodes {
 			if res.Nodes[j].Outcome == OutcomeBlocked && strings.Contains(res.Nodes[j].Reason+blockingWhys(res.Nodes[j]), r.For) {
 				res.Nodes[j].Certain = false

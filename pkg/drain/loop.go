@@ -179,6 +179,7 @@ func (s *state) blocked(nr *NodeResult, w *waitState, contended map[*budgetState
 	}
 	if w.unknown {
 		nr.Certain = false
+		s.note(fmt.Sprintf("node %s: pod %s waits for pods whose readiness the snapshot cannot tell", nr.Node, l.p.key))
 	}
 	if b := w.budget; b != nil {
 		if contended[b] {

@@ -174,15 +174,74 @@ func (s *state) readiness(old *podState, ref *metav1.OwnerReference) (ready, unk
 // after the back-off), held ones not yet.
 func (s *state) schedule() bool {
 	changed := false
+	var ready [2][]*podState // by backsOff: the Job's replacements come last
 	for _, p := range s.queue() {
 		if p.hold > 0 {
 			p.hold--
 			changed = true // time passes for the back-off
 			continue
 		}
-		changed = s.place(p) || changed
+		ready[backsOff(p)] = append(ready[backsOff(p)], p)
+	}
+	for _, round := range ready {
+		changed = s.placeRound(round) || changed
 	}
 	return changed
+}
+
+// placeRound places replacements created together, then checks whether
+// they competed: whose feasible nodes shrank because another was bound.
+func (s *state) placeRound(q []*podState) bool {
+	alone := make([][]string, len(q))
+	if len(q) > 1 {
+		for i, p := range q {
+			alone[i] = s.feasibleNow(p)
+		}
+	}
+	changed := false
+	for _, p := range q {
+		changed = s.place(p) || changed
+	}
+	if len(q) > 1 {
+		s.checkRace(q, alone)
+	}
+	return changed
+}
+
+// feasibleNow are the nodes p fits on before any of its round is bound.
+func (s *state) feasibleNow(p *podState) []string {
+	pl, err := scheduling.Place(scheduling.Input{Nodes: s.schedNodes(), Pods: s.livePods(), Namespaces: s.in.Namespaces, Pod: p.pod, Rules: s.in.Scheduler, Cache: s.infos})
+	if err != nil {
+		return nil
+	}
+	return pl.Feasible
+}
+
+// checkRace: kubectl evicts a node's pods in parallel, so the order in
+// which a round's replacements reach the scheduler is timing. Where one's
+// binding took a node another could use, every replacement that could use
+// it is uncertain; where one then fit nowhere, whether each is scheduled
+// is uncertain too (raced).
+func (s *state) checkRace(q []*podState, alone [][]string) {
+	contested := map[string]bool{}
+	starved := false
+	for i, p := range q {
+		for _, n := range alone[i] {
+			if !slices.Contains(p.repl.Candidates, n) {
+				contested[n] = true
+			}
+		}
+		starved = starved || (len(alone[i]) > 0 && len(p.repl.Candidates) == 0)
+	}
+	for i, p := range q {
+		if !slices.ContainsFunc(alone[i], func(n string) bool { return contested[n] }) {
+			continue
+		}
+		p.repl.Certain = false
+		if starved {
+			s.raced = append(s.raced, p.repl)
+		}
+	}
 }
 
 // queue is the pending replacements in the order the run schedules them.

@@ -81,6 +81,7 @@ type state struct {
 	// choiceMade: some replacement had more than one feasible node.
 	choiceMade bool
 	repls      []*Replacement
+	raced      []*Replacement // replacements whose scheduling depends on eviction order
 	broken     []string       // budgets --disable-eviction breaks
 	sched      []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
 	infos      *scheduling.InfoCache
