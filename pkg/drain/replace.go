@@ -192,29 +192,45 @@ func (s *state) schedule() bool {
 // placeRound places replacements created together, then checks whether
 // they competed: whose feasible nodes shrank because another was bound.
 func (s *state) placeRound(q []*podState) bool {
-	alone := make([][]string, len(q))
-	if len(q) > 1 {
-		for i, p := range q {
-			alone[i] = s.feasibleNow(p)
-		}
-	}
 	changed := false
 	for _, p := range q {
 		changed = s.place(p) || changed
 	}
 	if len(q) > 1 {
-		s.checkRace(q, alone)
+		s.checkRace(q, s.aloneFeasible(q))
 	}
 	return changed
 }
 
-// feasibleNow are the nodes p fits on before any of its round is bound.
-func (s *state) feasibleNow(p *podState) []string {
-	pl, err := scheduling.Place(scheduling.Input{Nodes: s.schedNodes(), Pods: s.livePods(), Namespaces: s.in.Namespaces, Pod: p.pod, Rules: s.in.Scheduler, Cache: s.infos})
-	if err != nil {
-		return nil
+// aloneFeasible are the nodes each of q fits on with none of q bound; a
+// pod that fits every schedulable node anyway needs no second look.
+func (s *state) aloneFeasible(q []*podState) [][]string {
+	open := 0
+	for _, n := range s.schedNodes() {
+		if !n.Spec.Unschedulable {
+			open++
+		}
 	}
-	return pl.Feasible
+	var others []*corev1.Pod
+	for _, p := range s.pods {
+		if !p.gone && !slices.Contains(q, p) {
+			others = append(others, p.pod)
+		}
+	}
+	alone := make([][]string, len(q))
+	for i, p := range q {
+		alone[i] = p.repl.Candidates
+		if len(alone[i]) >= open {
+			continue
+		}
+		pod := p.pod.DeepCopy()
+		pod.Spec.NodeName = ""
+		pl, err := scheduling.Place(scheduling.Input{Nodes: s.schedNodes(), Pods: others, Namespaces: s.in.Namespaces, Pod: pod, Rules: s.in.Scheduler, Cache: s.infos})
+		if err == nil {
+			alone[i] = pl.Feasible
+		}
+	}
+	return alone
 }
 
 // checkRace: kubectl evicts a node's pods in parallel, so the order in
