@@ -40,6 +40,7 @@ var variants = []variant{
 	{pick: pickLast, jobHold: 2, differs: "which feasible node the scheduler picks for earlier replacements"},
 	{pick: pickLeastAllocated, jobHold: 2, reverse: true, differs: "the order in which kubectl's parallel evictions (or deletions) create the replacements"},
 	{pick: pickLeastAllocated, jobHold: 0, differs: "when the Job controller's back-off (10 s) lets a Job's replacement compete for room"},
+	{pick: pickLeastAllocated, jobHold: 2, unreadyStays: true, differs: "whether pods the snapshot cannot tell become Ready do"},
 }
 
 // run is one simulation: kubectl cordons every node first (newState),

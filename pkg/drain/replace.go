@@ -346,7 +346,7 @@ func (s *state) bind(p *podState, node string) {
 func (s *state) becomeReady() bool {
 	changed := false
 	for _, p := range s.pods {
-		if p.pending || p.gone || p.terminating() || !p.willReady || disruption.IsReady(p.pod) {
+		if p.pending || p.gone || p.terminating() || !p.willReady || disruption.IsReady(p.pod) || (p.readyUnknown && s.v.unreadyStays) {
 			continue
 		}
 		p.pod = withReady(p.pod)

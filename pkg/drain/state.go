@@ -104,6 +104,9 @@ type variant struct {
 	pick    int
 	reverse bool
 	jobHold int
+	// unreadyStays: pods whose readiness the snapshot cannot tell
+	// (readyUnknown) never become Ready in this run.
+	unreadyStays bool
 	// differs says what a difference from the first run depends on.
 	differs string
 }

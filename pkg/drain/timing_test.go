@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -125,5 +126,26 @@ func TestUnreadyPodsUnderFullBudgetEnd(t *testing.T) {
 	p := withReady(w.in.Pods[0])
 	if len(p.Status.Conditions) != 1 || p.Status.Conditions[0].Status != corev1.ConditionTrue {
 		t.Fatalf("conditions %+v", p.Status.Conditions)
+	}
+}
+
+// A lone pod that is starting may or may not become Ready while kubectl
+// retries an earlier node: under an AlwaysAllow budget that decides
+// whether it is evicted, so the later node is uncertain.
+func TestStartingPodReadinessIsUncertain(t *testing.T) {
+	w := newWorld(node("n1", "4"), node("n2", "4"), node("n3", "4"))
+	web1 := w.rs("web1", 2, "100m")
+	w.pod("web1-a", "n1", web1, "ReplicaSet", true)
+	w.pod("web1-b", "n2", web1, "ReplicaSet", true)
+	w.pdb("web1", intOr(2), nil)
+	p := w.pod("web0-a", "n3", w.rs("web0", 1, "100m"), "ReplicaSet", false)
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+	b := w.pdb("web0", nil, intOr(0))
+	always := policyv1.AlwaysAllow
+	b.Spec.UnhealthyPodEvictionPolicy = &always
+	w.in.Options.Timeout = 18 * time.Second
+	r := w.predict("n1", "n3")
+	if r.Certain || r.Nodes[1].Certain || !r.Nodes[0].Certain || r.Nodes[0].Outcome != OutcomeBlocked {
+		t.Fatalf("certain %v, nodes %+v", r.Certain, r.Nodes)
 	}
 }
