@@ -26,9 +26,12 @@ func Predict(in Input) (*Result, error) {
 			return nil, &NodeNotFoundError{Node: name}
 		}
 	}
-	res := run(in, variants[0])
+	res, seen := run(in, variants[0])
 	for _, v := range variants[1:] {
-		compareRuns(res, run(in, v), v.differs)
+		if v.needs(seen) {
+			other, _ := run(in, v)
+			compareRuns(res, other, v.differs)
+		}
 	}
 	return res, nil
 }
@@ -36,16 +39,21 @@ func Predict(in Input) (*Result, error) {
 // variants are the runs Predict compares; the first is the answer.
 var variants = []variant{
 	{pick: pickLeastAllocated, jobHold: 2},
-	{pick: pickFirst, jobHold: 2, differs: "which feasible node the scheduler picks for earlier replacements"},
-	{pick: pickLast, jobHold: 2, differs: "which feasible node the scheduler picks for earlier replacements"},
-	{pick: pickLeastAllocated, jobHold: 2, reverse: true, differs: "the order in which kubectl's parallel evictions (or deletions) create the replacements"},
-	{pick: pickLeastAllocated, jobHold: 0, differs: "when the Job controller's back-off (10 s) lets a Job's replacement compete for room"},
-	{pick: pickLeastAllocated, jobHold: 2, unreadyStays: true, differs: "whether pods the snapshot cannot tell become Ready do"},
+	{pick: pickFirst, jobHold: 2, differs: scoring, needs: func(f facts) bool { return f.choice }},
+	{pick: pickLast, jobHold: 2, differs: scoring, needs: func(f facts) bool { return f.choice }},
+	{pick: pickLeastAllocated, jobHold: 2, reverse: true, needs: func(f facts) bool { return f.contested },
+		differs: "the order in which kubectl's parallel evictions (or deletions) create the replacements"},
+	{pick: pickLeastAllocated, jobHold: 0, needs: func(f facts) bool { return f.job },
+		differs: "when the Job controller's back-off (10 s) lets a Job's replacement compete for room"},
+	{pick: pickLeastAllocated, jobHold: 2, unreadyStays: true, needs: func(f facts) bool { return f.assumed },
+		differs: "whether pods the snapshot cannot tell become Ready do"},
 }
+
+const scoring = "which feasible node the scheduler picks for earlier replacements"
 
 // run is one simulation: kubectl cordons every node first (newState),
 // then drains them in order.
-func run(in Input, v variant) *Result {
+func run(in Input, v variant) (*Result, facts) {
 	s := newState(in, v)
 	f := newKubectlFilters(in)
 	res := &Result{Certain: true}
@@ -69,7 +77,8 @@ func run(in Input, v variant) *Result {
 	s.releaseHolds()
 	s.schedule()
 	s.finish(res)
-	return res
+	s.seen.choice = s.choiceMade
+	return res, s.seen
 }
 
 // finish fills the lists that span nodes.

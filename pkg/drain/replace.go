@@ -72,6 +72,7 @@ func (s *state) replace(old *podState) {
 	np.willReady, np.readyUnknown = s.readiness(old, ref)
 	if ref.Kind == "Job" {
 		np.hold = s.v.jobHold // the controller's back-off first
+		s.seen.job = true
 	}
 	s.add(np)
 	s.repls = append(s.repls, r)
@@ -254,6 +255,7 @@ func (s *state) checkRace(q []*podState, alone [][]string) {
 			continue
 		}
 		p.repl.Certain = false
+		s.seen.contested = true
 		if starved {
 			s.raced = append(s.raced, p.repl)
 		}
@@ -350,6 +352,7 @@ func (s *state) becomeReady() bool {
 			continue
 		}
 		p.pod = withReady(p.pod)
+		s.seen.assumed = s.seen.assumed || p.readyUnknown
 		changed = true
 	}
 	return changed

@@ -80,12 +80,15 @@ type state struct {
 	v variant
 	// choiceMade: some replacement had more than one feasible node.
 	choiceMade bool
-	repls      []*Replacement
-	raced      []*Replacement // replacements whose scheduling depends on eviction order
-	broken     []string       // budgets --disable-eviction breaks
-	sched      []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
-	infos      *scheduling.InfoCache
-	byOwner    map[types.UID][]*podState // by controller UID
+	// seen records what the run met, so Predict skips variants that
+	// cannot differ.
+	seen    facts
+	repls   []*Replacement
+	raced   []*Replacement // replacements whose scheduling depends on eviction order
+	broken  []string       // budgets --disable-eviction breaks
+	sched   []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
+	infos   *scheduling.InfoCache
+	byOwner map[types.UID][]*podState // by controller UID
 }
 
 // Placement strategies of the runs.
@@ -109,6 +112,16 @@ type variant struct {
 	unreadyStays bool
 	// differs says what a difference from the first run depends on.
 	differs string
+	// needs: the first run met what this variant changes.
+	needs func(f facts) bool
+}
+
+// facts are what a run met that the variants change.
+type facts struct {
+	choice    bool // a replacement had several feasible nodes
+	contested bool // replacements of one round competed for a node
+	job       bool // a Job's pod was replaced
+	assumed   bool // a pod of unknown readiness was made Ready
 }
 
 func newState(in Input, v variant) *state {
