@@ -15,27 +15,46 @@ type NodeNotFoundError struct{ Node string }
 
 func (e *NodeNotFoundError) Error() string { return fmt.Sprintf("node %q not found", e.Node) }
 
-// Predict simulates the drain three times: binding every replacement to
-// its least allocated feasible node (the scheduler's likeliest choice),
-// then to the first, then to the last; what differs between the runs
-// depends on the scheduler's scoring and is marked uncertain.
+// Predict simulates the drain under several variants: the first binds
+// every replacement to its least allocated feasible node (the scheduler's
+// likeliest choice) in creation order, a Job's after its back-off; the
+// others change one thing the snapshot cannot settle. What differs between
+// the runs is marked uncertain.
 func Predict(in Input) (*Result, error) {
 	for _, name := range in.Drain {
 		if !slices.ContainsFunc(in.Nodes, func(n *corev1.Node) bool { return n.Name == name }) {
 			return nil, &NodeNotFoundError{Node: name}
 		}
 	}
-	res := run(in, pickLeastAllocated)
-	for _, strategy := range []int{pickFirst, pickLast} {
-		compareRuns(res, run(in, strategy))
+	res, seen := run(in, variants[0])
+	for _, v := range variants[1:] {
+		if v.needs(seen) {
+			other, _ := run(in, v)
+			compareRuns(res, other, v.differs)
+		}
 	}
 	return res, nil
 }
 
+// variants are the runs Predict compares; the first is the answer.
+var variants = []variant{
+	{pick: pickLeastAllocated, jobHold: 2},
+	{pick: pickFirst, jobHold: 2, differs: scoring, needs: func(f facts) bool { return f.choice }},
+	{pick: pickLast, jobHold: 2, differs: scoring, needs: func(f facts) bool { return f.choice }},
+	{pick: pickLeastAllocated, jobHold: 2, reverse: true, needs: func(f facts) bool { return f.contested },
+		differs: "the order in which kubectl's parallel evictions (or deletions) create the replacements"},
+	{pick: pickLeastAllocated, jobHold: 0, needs: func(f facts) bool { return f.job },
+		differs: "when the Job controller's back-off (10 s) lets a Job's replacement compete for room"},
+	{pick: pickLeastAllocated, jobHold: 2, unreadyStays: true, needs: func(f facts) bool { return f.assumed },
+		differs: "whether pods the snapshot cannot tell become Ready do"},
+}
+
+const scoring = "which feasible node the scheduler picks for earlier replacements"
+
 // run is one simulation: kubectl cordons every node first (newState),
 // then drains them in order.
-func run(in Input, strategy int) *Result {
-	s := newState(in, strategy)
+func run(in Input, v variant) (*Result, facts) {
+	s := newState(in, v)
 	f := newKubectlFilters(in)
 	res := &Result{Certain: true}
 	stuckOn := ""
@@ -55,8 +74,11 @@ func run(in Input, strategy int) *Result {
 		s.schedule()
 		s.recompute()
 	}
+	s.releaseHolds()
+	s.schedule()
 	s.finish(res)
-	return res
+	s.seen.choice = s.choiceMade
+	return res, s.seen
 }
 
 // finish fills the lists that span nodes.
@@ -67,6 +89,7 @@ func (s *state) finish(res *Result) {
 			res.Certain = false
 		}
 	}
+	s.doubtRaced(res)
 	for _, r := range s.repls {
 		res.Replacements = append(res.Replacements, *r)
 	}
@@ -105,6 +128,20 @@ func (s *state) doubtUnplaced(res *Result) {
 	}
 }
 
+// doubtRaced: replacements that raced for too little room; which of them
+// is scheduled, and the nodes that wait on them, are uncertain.
+func (s *state) doubtRaced(res *Result) {
+	for _, r := range s.raced {
+		res.Certain = false
+		res.Uncertain = appendNew(res.Uncertain, fmt.Sprintf("the replacement of %s races with others created at once (kubectl evicts a node's pods in parallel) for too little room: whether it is scheduled depends on which is created first", r.For))
+		for j := range res.Nodes {
+			if res.Nodes[j].Outcome == OutcomeBlocked && strings.Contains(res.Nodes[j].Reason+blockingWhys(res.Nodes[j]), r.For) {
+				res.Nodes[j].Certain = false
+			}
+		}
+	}
+}
+
 func blockingWhys(n NodeResult) string {
 	var b strings.Builder
 	for _, p := range n.Pods {
@@ -135,26 +172,38 @@ func (s *state) candidates(node string) []*podState {
 	return out
 }
 
-// compareRuns marks uncertain what the scheduler's choice among
-// feasible nodes changes.
-func compareRuns(a, b *Result) {
+// compareRuns marks uncertain what the variant b changes: a node's
+// outcome or lists, or whether and where a replacement is placed.
+func compareRuns(a, b *Result, differs string) {
 	for i := range a.Nodes {
 		x, y := &a.Nodes[i], &b.Nodes[i]
 		if x.Outcome != y.Outcome || !sameSet(x.Evicted, y.Evicted) || !sameSet(x.Remaining, y.Remaining) || !sameSet(x.Skipped, y.Skipped) {
 			x.Certain = false
 			a.Certain = false
-			a.Uncertain = append(a.Uncertain, fmt.Sprintf("node %s: the outcome depends on which feasible node the scheduler picks for earlier replacements", x.Node))
+			a.Uncertain = appendNew(a.Uncertain, fmt.Sprintf("node %s: the outcome depends on %s", x.Node, differs))
 		}
 	}
 	for i := range a.Replacements {
-		if i >= len(b.Replacements) || (a.Replacements[i].Node == "") != (b.Replacements[i].Node == "") {
-			a.Replacements[i].Certain = false
-			a.Certain = false
+		r := &a.Replacements[i]
+		if i < len(b.Replacements) && r.Node == b.Replacements[i].Node {
+			continue
+		}
+		r.Certain = false // certain on a node only if every run puts it there
+		if i >= len(b.Replacements) || (r.Node == "") != (b.Replacements[i].Node == "") {
+			a.Certain = false // whether it is scheduled at all
+			a.Uncertain = appendNew(a.Uncertain, fmt.Sprintf("the replacement of %s: whether it is scheduled depends on %s", r.For, differs))
 		}
 	}
 	if len(a.Replacements) != len(b.Replacements) {
 		a.Certain = false
 	}
+}
+
+func appendNew(list []string, msg string) []string {
+	if slices.Contains(list, msg) {
+		return list
+	}
+	return append(list, msg)
 }
 
 func sameSet(a, b []string) bool {

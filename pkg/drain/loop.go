@@ -51,7 +51,7 @@ func (s *state) evictAll(nr *NodeResult, acted []listed) bool {
 			}
 		}
 		todo = next
-		if len(todo) == 0 || s.timesOut(round+1) || !s.advance() {
+		if len(todo) == 0 || s.timesOut(round+1) || round >= s.maxRounds() || !s.advance() {
 			break
 		}
 	}
@@ -60,6 +60,13 @@ func (s *state) evictAll(nr *NodeResult, acted []listed) bool {
 		s.blocked(nr, waiting[l.p.key], contended, timedOut)
 	}
 	return len(todo) > 0 && s.in.Options.Timeout == 0
+}
+
+// maxRounds bounds the retries: each round that changes something ends a
+// pod, binds a replacement, makes a pod Ready or a back-off pass, so more
+// rounds than that change nothing (a guard: advance already stops then).
+func (s *state) maxRounds() int {
+	return 4*len(s.pods) + len(s.budgets) + 8
 }
 
 // retryDelay is kubectl's EvictErrorRetryDelay: a 429 is retried after it.
@@ -172,6 +179,7 @@ func (s *state) blocked(nr *NodeResult, w *waitState, contended map[*budgetState
 	}
 	if w.unknown {
 		nr.Certain = false
+		s.note(fmt.Sprintf("node %s: pod %s waits for pods whose readiness the snapshot cannot tell", nr.Node, l.p.key))
 	}
 	if b := w.budget; b != nil {
 		if contended[b] {

@@ -1,7 +1,9 @@
 package drain
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -68,6 +70,10 @@ func (s *state) replace(old *podState) {
 	}
 	np := &podState{pod: pod, key: pod.Namespace + "/" + pod.Name, replaces: old.key, pending: true, repl: r}
 	np.willReady, np.readyUnknown = s.readiness(old, ref)
+	if ref.Kind == "Job" {
+		np.hold = s.v.jobHold // the controller's back-off first
+		s.seen.job = true
+	}
 	s.add(np)
 	s.repls = append(s.repls, r)
 }
@@ -163,42 +169,158 @@ func (s *state) readiness(old *podState, ref *metav1.OwnerReference) (ready, unk
 	return readyN > 0, readyN > 0 && notReady > 0
 }
 
-// schedule runs the filters for every pending replacement, in creation
-// order, and binds those that fit.
+// schedule runs the filters for every pending replacement and binds
+// those that fit. The order is the run's: creation order or reversed (the
+// round's evictions race), Job replacements after the others (they come
+// after the back-off), held ones not yet.
 func (s *state) schedule() bool {
 	changed := false
-	for _, p := range s.pods {
-		if !p.pending || p.gone {
+	var ready [2][]*podState // by backsOff: the Job's replacements come last
+	for _, p := range s.queue() {
+		if p.hold > 0 {
+			p.hold--
+			changed = true // time passes for the back-off
 			continue
 		}
-		pl, err := scheduling.Place(scheduling.Input{Nodes: s.schedNodes(), Pods: s.livePods(), Namespaces: s.in.Namespaces, Pod: p.pod, Rules: s.in.Scheduler, Cache: s.infos})
-		if err != nil {
-			p.repl.Reason, p.repl.Certain = err.Error(), false
-			continue
-		}
-		for _, u := range pl.Unmodelled {
-			s.note(fmt.Sprintf("replacement for %s: %s", p.replaces, u))
-		}
-		p.repl.Candidates, p.repl.Reason = pl.Feasible, pl.FitError
-		if len(pl.Feasible) == 0 {
-			continue
-		}
-		node := s.pick(pl)
-		if len(pl.Feasible) > 1 || len(pl.Unmodelled) > 0 {
-			p.repl.Certain = false
-			s.choiceMade = s.choiceMade || len(pl.Feasible) > 1
-		}
-		s.bind(p, node)
-		changed = true
+		ready[backsOff(p)] = append(ready[backsOff(p)], p)
+	}
+	for _, round := range ready {
+		changed = s.placeRound(round) || changed
 	}
 	return changed
+}
+
+// placeRound places replacements created together, then checks whether
+// they competed: whose feasible nodes shrank because another was bound.
+func (s *state) placeRound(q []*podState) bool {
+	changed := false
+	for _, p := range q {
+		changed = s.place(p) || changed
+	}
+	if len(q) > 1 {
+		s.checkRace(q, s.aloneFeasible(q))
+	}
+	return changed
+}
+
+// aloneFeasible are the nodes each of q fits on with none of q bound; a
+// pod that fits every schedulable node anyway needs no second look.
+func (s *state) aloneFeasible(q []*podState) [][]string {
+	open := 0
+	for _, n := range s.schedNodes() {
+		if !n.Spec.Unschedulable {
+			open++
+		}
+	}
+	var others []*corev1.Pod
+	for _, p := range s.pods {
+		if !p.gone && !slices.Contains(q, p) {
+			others = append(others, p.pod)
+		}
+	}
+	alone := make([][]string, len(q))
+	for i, p := range q {
+		alone[i] = p.repl.Candidates
+		if len(alone[i]) >= open {
+			continue
+		}
+		pod := p.pod.DeepCopy()
+		pod.Spec.NodeName = ""
+		pl, err := scheduling.Place(scheduling.Input{Nodes: s.schedNodes(), Pods: others, Namespaces: s.in.Namespaces, Pod: pod, Rules: s.in.Scheduler, Cache: s.infos})
+		if err == nil {
+			alone[i] = pl.Feasible
+		}
+	}
+	return alone
+}
+
+// checkRace: kubectl evicts a node's pods in parallel, so the order in
+// which a round's replacements reach the scheduler is timing. Where one's
+// binding took a node another could use, every replacement that could use
+// it is uncertain; where one then fit nowhere, whether each is scheduled
+// is uncertain too (raced).
+func (s *state) checkRace(q []*podState, alone [][]string) {
+	contested := map[string]bool{}
+	starved := false
+	for i, p := range q {
+		for _, n := range alone[i] {
+			if !slices.Contains(p.repl.Candidates, n) {
+				contested[n] = true
+			}
+		}
+		starved = starved || (len(alone[i]) > 0 && len(p.repl.Candidates) == 0)
+	}
+	for i, p := range q {
+		if !slices.ContainsFunc(alone[i], func(n string) bool { return contested[n] }) {
+			continue
+		}
+		p.repl.Certain = false
+		s.seen.contested = true
+		if starved {
+			s.raced = append(s.raced, p.repl)
+		}
+	}
+}
+
+// queue is the pending replacements in the order the run schedules them.
+func (s *state) queue() []*podState {
+	var q []*podState
+	for _, p := range s.pods {
+		if p.pending && !p.gone {
+			q = append(q, p)
+		}
+	}
+	if s.v.reverse {
+		slices.Reverse(q)
+	}
+	slices.SortStableFunc(q, func(a, b *podState) int { return cmp.Compare(backsOff(a), backsOff(b)) })
+	return q
+}
+
+// backsOff: the Job controller creates this replacement after its back-off.
+func backsOff(p *podState) int {
+	if ref := metav1.GetControllerOf(p.pod); ref != nil && ref.Kind == "Job" {
+		return 1
+	}
+	return 0
+}
+
+// releaseHolds ends every back-off: the drain is over, the Job's
+// replacement is created anyway.
+func (s *state) releaseHolds() {
+	for _, p := range s.pods {
+		p.hold = 0
+	}
+}
+
+// place runs the filters for p and binds it where it fits.
+func (s *state) place(p *podState) bool {
+	pl, err := scheduling.Place(scheduling.Input{Nodes: s.schedNodes(), Pods: s.livePods(), Namespaces: s.in.Namespaces, Pod: p.pod, Rules: s.in.Scheduler, Cache: s.infos})
+	if err != nil {
+		p.repl.Reason, p.repl.Certain = err.Error(), false
+		return false
+	}
+	for _, u := range pl.Unmodelled {
+		s.note(fmt.Sprintf("replacement for %s: %s", p.replaces, u))
+	}
+	p.repl.Candidates, p.repl.Reason = pl.Feasible, pl.FitError
+	if len(pl.Feasible) == 0 {
+		return false
+	}
+	node := s.pick(pl)
+	if len(pl.Feasible) > 1 || len(pl.Unmodelled) > 0 {
+		p.repl.Certain = false
+		s.choiceMade = s.choiceMade || len(pl.Feasible) > 1
+	}
+	s.bind(p, node)
+	return true
 }
 
 // pick is the node a run binds to: the least allocated (the scheduler's
 // likeliest choice; ties to the first), or the first or last feasible one
 // in the runs that test whether the choice matters.
 func (s *state) pick(pl scheduling.Placement) string {
-	switch s.strategy {
+	switch s.v.pick {
 	case pickFirst:
 		return pl.Feasible[0]
 	case pickLast:
@@ -226,15 +348,29 @@ func (s *state) bind(p *podState, node string) {
 func (s *state) becomeReady() bool {
 	changed := false
 	for _, p := range s.pods {
-		if p.pending || p.gone || p.terminating() || !p.willReady || disruption.IsReady(p.pod) {
+		if p.pending || p.gone || p.terminating() || !p.willReady || disruption.IsReady(p.pod) || (p.readyUnknown && s.v.unreadyStays) {
 			continue
 		}
-		pod := p.pod.DeepCopy()
-		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
-		p.pod = pod
+		p.pod = withReady(p.pod)
+		s.seen.assumed = s.seen.assumed || p.readyUnknown
 		changed = true
 	}
 	return changed
+}
+
+// withReady is a copy of pod with its Ready condition True: the existing
+// condition is replaced (the first Ready condition is the one that counts).
+func withReady(pod *corev1.Pod) *corev1.Pod {
+	pod = pod.DeepCopy()
+	ready := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue}
+	for i, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			pod.Status.Conditions[i] = ready
+			return pod
+		}
+	}
+	pod.Status.Conditions = append(pod.Status.Conditions, ready)
+	return pod
 }
 
 // terminate ends every terminating pod (after its grace period); a

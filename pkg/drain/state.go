@@ -23,6 +23,9 @@ type podState struct {
 	willReady    bool
 	readyUnknown bool
 	pending      bool // created, not yet scheduled
+	// hold: scheduling passes a Job's replacement sits out (the Job
+	// controller's failure back-off before it creates the pod).
+	hold         int
 	ownerMissing bool // its controller is not in the input
 	repl         *Replacement
 }
@@ -73,15 +76,19 @@ type state struct {
 	budgets  []*budgetState
 	created  int // replacements created, for unique names
 	notes    []string
-	// strategy picks among feasible nodes (pick).
-	strategy int
+	// v is the run's take on what the snapshot cannot settle (variant).
+	v variant
 	// choiceMade: some replacement had more than one feasible node.
 	choiceMade bool
-	repls      []*Replacement
-	broken     []string       // budgets --disable-eviction breaks
-	sched      []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
-	infos      *scheduling.InfoCache
-	byOwner    map[types.UID][]*podState // by controller UID
+	// seen records what the run met, so Predict skips variants that
+	// cannot differ.
+	seen    facts
+	repls   []*Replacement
+	raced   []*Replacement // replacements whose scheduling depends on eviction order
+	broken  []string       // budgets --disable-eviction breaks
+	sched   []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
+	infos   *scheduling.InfoCache
+	byOwner map[types.UID][]*podState // by controller UID
 }
 
 // Placement strategies of the runs.
@@ -91,8 +98,34 @@ const (
 	pickLast
 )
 
-func newState(in Input, strategy int) *state {
-	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), cordoned: map[string]bool{}, strategy: strategy,
+// variant is one run's assumption about scoring and timing: which
+// feasible node a replacement gets (pick), whether the replacements of one
+// round reach the scheduler in reverse (kubectl evicts a node's pods in
+// parallel), and how many scheduling passes a Job's replacement waits
+// (DefaultJobPodFailureBackOff, 10 s: two of kubectl's 5 s retries).
+type variant struct {
+	pick    int
+	reverse bool
+	jobHold int
+	// unreadyStays: pods whose readiness the snapshot cannot tell
+	// (readyUnknown) never become Ready in this run.
+	unreadyStays bool
+	// differs says what a difference from the first run depends on.
+	differs string
+	// needs: the first run met what this variant changes.
+	needs func(f facts) bool
+}
+
+// facts are what a run met that the variants change.
+type facts struct {
+	choice    bool // a replacement had several feasible nodes
+	contested bool // replacements of one round competed for a node
+	job       bool // a Job's pod was replaced
+	assumed   bool // a pod of unknown readiness was made Ready
+}
+
+func newState(in Input, v variant) *state {
+	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), cordoned: map[string]bool{}, v: v,
 		infos: scheduling.NewInfoCache()}
 	s.byOwner = map[types.UID][]*podState{}
 	for _, p := range in.Pods {

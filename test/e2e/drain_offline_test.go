@@ -72,6 +72,21 @@ var drainRecordedCases = []drainRecorded{{
 			t.Errorf("certain, with replacements %v; the real drain placed web1's once and web2's once", placed)
 		}
 	},
+}, {
+	// web0's lone pod never becomes Ready; the snapshot cannot tell. The
+	// plugin assumed it Ready by the time d8-n1 gave up, so pdb-web0
+	// (maxUnavailable 0) blocked it for certain; the real drain evicted it
+	// (AlwaysAllow lets an unready pod go).
+	name: "starting-pod-always-allow", file: "testdata/drain-starting-pod-always-allow.yaml",
+	args: []string{"d8-n1", "d8-n3", "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--grace-period=1", "--timeout=18s"},
+	check: func(t *testing.T, p *drainPrediction) {
+		if len(p.Drain.Nodes) != 2 {
+			t.Fatalf("nodes %+v", p.Drain.Nodes)
+		}
+		if n := p.Drain.Nodes[1]; boolOr(n.Certain, p.Certain) && (n.Outcome != "drained" || !slices.Equal(n.Evicted, []string{"drain-8/web0-6d6ddd4998-k7bkv"})) {
+			t.Errorf("certain %s, evicted %v; the real drain evicted web0's pod", n.Outcome, n.Evicted)
+		}
+	},
 }}
 
 // TestDrainOfflineRecorded repeats, offline with -f, drain scenarios that
