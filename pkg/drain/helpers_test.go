@@ -95,8 +95,7 @@ func (w *world) sync() {
 	}
 }
 
-func intOr(i int) *intstr.IntOrString  { v := intstr.FromInt32(int32(i)); return &v }
-func pct(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
+func intOr(i int) *intstr.IntOrString { v := intstr.FromInt32(int32(i)); return &v }
 
 func (w *world) predict(nodes ...string) *Result {
 	w.in.Drain = nodes

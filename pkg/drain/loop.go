@@ -135,7 +135,7 @@ func (s *state) wait(waiting map[string]*waitState, l listed, a answer) {
 		return
 	}
 	for _, p := range s.pods {
-		if !(p.willReady || p.pending) || p.gone || p.terminating() || disruption.IsReady(p.pod) || !a.budget.b.EvictionSelects(p.pod) {
+		if !p.willReady && !p.pending || p.gone || p.terminating() || disruption.IsReady(p.pod) || !a.budget.b.EvictionSelects(p.pod) {
 			continue
 		}
 		if name := p.display(); !slices.Contains(w.waitsFor, name) {
