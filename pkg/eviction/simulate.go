@@ -42,8 +42,8 @@ type simulation struct {
 	// together; which grace period ends first depends on when each was
 	// first met, which a snapshot does not show.
 	softGraceOrder bool
-	truncated     bool
-	diskReclaim   bool
+	truncated      bool
+	diskReclaim    bool
 	// noRanking: synchronize has no ranking functions (its first run
 	// failed after recording the image filesystem), so it evicts only for
 	// local storage.
