@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/scale-preview/scale-preview/pkg/scheduling"
 )
 
 // NodeNotFoundError: a node to drain is not in the input.
@@ -26,10 +28,13 @@ func Predict(in Input) (*Result, error) {
 			return nil, &NodeNotFoundError{Node: name}
 		}
 	}
-	res, seen := run(in, variants[0])
+	// One cache of what placement reads of each pod serves every run: the
+	// runs share the input's pods and rules.
+	infos := scheduling.NewInfoCache()
+	res, seen := run(in, variants[0], infos)
 	for _, v := range variants[1:] {
 		if v.needs(seen) {
-			other, _ := run(in, v)
+			other, _ := run(in, v, infos)
 			compareRuns(res, other, v.differs)
 		}
 	}
@@ -53,8 +58,8 @@ const scoring = "which feasible node the scheduler picks for earlier replacement
 
 // run is one simulation: kubectl cordons every node first (newState),
 // then drains them in order.
-func run(in Input, v variant) (*Result, facts) {
-	s := newState(in, v)
+func run(in Input, v variant, infos *scheduling.InfoCache) (*Result, facts) {
+	s := newState(in, v, infos)
 	f := newKubectlFilters(in)
 	res := &Result{Certain: true}
 	stuckOn := ""

@@ -124,9 +124,8 @@ type facts struct {
 	assumed   bool // a pod of unknown readiness was made Ready
 }
 
-func newState(in Input, v variant) *state {
-	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), cordoned: map[string]bool{}, v: v,
-		infos: scheduling.NewInfoCache()}
+func newState(in Input, v variant, infos *scheduling.InfoCache) *state {
+	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), cordoned: map[string]bool{}, v: v, infos: infos}
 	s.byOwner = map[types.UID][]*podState{}
 	for _, p := range in.Pods {
 		s.add(&podState{pod: p, key: p.Namespace + "/" + p.Name})
