@@ -86,7 +86,7 @@ func (o *Owners) ExpectedScale(pods []*corev1.Pod) (count int32, unknown string,
 	seen := map[types.UID]bool{}
 	var missing []string
 	for _, p := range pods {
-		ref := metav1.GetControllerOf(p)
+		ref := metav1.GetControllerOfNoCopy(p)
 		if ref == nil {
 			continue // unmanaged: the controller logs it and goes on
 		}

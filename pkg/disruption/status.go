@@ -37,6 +37,15 @@ func Compute(b *Budget, pods []*corev1.Pod, owners *Owners, now time.Time) Statu
 			selected = append(selected, p)
 		}
 	}
+	return ComputeSelected(b, selected, owners, now)
+}
+
+// ComputeSelected is Compute over the pods the budget selects, picked by
+// the caller (in the order Compute would pick them).
+func ComputeSelected(b *Budget, selected []*corev1.Pod, owners *Owners, now time.Time) Status {
+	if b.Selector == nil {
+		return Status{SyncFailed: b.Err.Error()}
+	}
 	expected, desired, unknown, err := expectedCount(b, selected, owners)
 	if err != nil {
 		return Status{SyncFailed: err.Error(), Unknown: unknown}

@@ -8,8 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-
-	"github.com/scale-preview/scale-preview/pkg/scheduling"
 )
 
 // NodeNotFoundError: a node to drain is not in the input.
@@ -28,13 +26,11 @@ func Predict(in Input) (*Result, error) {
 			return nil, &NodeNotFoundError{Node: name}
 		}
 	}
-	// One cache of what placement reads of each pod serves every run: the
-	// runs share the input's pods and rules.
-	infos := scheduling.NewInfoCache()
-	res, seen := run(in, variants[0], infos)
+	start, f := newState(in), newKubectlFilters(in)
+	res, seen := run(start.clone(variants[0]), f)
 	for _, v := range variants[1:] {
 		if v.needs(seen) {
-			other, _ := run(in, v, infos)
+			other, _ := run(start.clone(v), f)
 			compareRuns(res, other, v.differs)
 		}
 	}
@@ -56,11 +52,10 @@ var variants = []variant{
 
 const scoring = "which feasible node the scheduler picks for earlier replacements"
 
-// run is one simulation: kubectl cordons every node first (newState),
-// then drains them in order.
-func run(in Input, v variant, infos *scheduling.InfoCache) (*Result, facts) {
-	s := newState(in, v, infos)
-	f := newKubectlFilters(in)
+// run is one simulation from the cordoned cluster (newState): kubectl
+// drains the nodes in order.
+func run(s *state, f *kubectlFilters) (*Result, facts) {
+	in := s.in
 	res := &Result{Certain: true}
 	stuckOn := ""
 	for _, name := range in.Drain {

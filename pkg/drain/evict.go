@@ -69,6 +69,7 @@ func (s *state) checkAndDecrement(p *podState, b *budgetState) answer {
 	}
 	why := fmt.Sprintf("PDB %s: %s, healthy %d -> %d disruption(s) allowed", name, disruption.Describe(b.b), st.CurrentHealthy, st.DisruptionsAllowed)
 	st.DisruptionsAllowed--
+	b.synced = false // the API wrote the status; the controller rewrites it
 	if st.DisruptedPods == nil {
 		st.DisruptedPods = map[string]metav1.Time{}
 	}

@@ -134,8 +134,8 @@ func (s *state) wait(waiting map[string]*waitState, l listed, a answer) {
 	if a.budget == nil {
 		return
 	}
-	for _, p := range s.pods {
-		if !p.willReady && !p.pending || p.gone || p.terminating() || disruption.IsReady(p.pod) || !a.budget.b.EvictionSelects(p.pod) {
+	for _, p := range a.budget.members {
+		if !p.willReady && !p.pending || p.gone || p.terminating() || disruption.IsReady(p.pod) {
 			continue
 		}
 		if name := p.display(); !slices.Contains(w.waitsFor, name) {
@@ -217,8 +217,8 @@ func (s *state) unblockWait(w *waitState) string {
 }
 
 func (s *state) unplacedUnder(b *budgetState) *Replacement {
-	for _, p := range s.pods {
-		if p.repl != nil && p.pending && !p.gone && b.b.EvictionSelects(p.pod) {
+	for _, p := range b.members {
+		if p.repl != nil && p.pending && !p.gone {
 			return p.repl
 		}
 	}
@@ -226,8 +226,8 @@ func (s *state) unplacedUnder(b *budgetState) *Replacement {
 }
 
 func (s *state) unreadyUnder(b *budgetState) *podState {
-	for _, p := range s.pods {
-		if p.repl != nil && !p.pending && !p.gone && !disruption.IsReady(p.pod) && b.b.EvictionSelects(p.pod) {
+	for _, p := range b.members {
+		if p.repl != nil && !p.pending && !p.gone && !disruption.IsReady(p.pod) {
 			return p
 		}
 	}

@@ -143,12 +143,11 @@ func (s *state) deleteAll(nr *NodeResult, acted []listed) {
 		s.remove(l.p)
 		nr.Evicted = append(nr.Evicted, l.p.key)
 	}
-	live := s.livePods()
 	for _, bs := range s.budgets {
 		if bs.b.Selector == nil || !slices.ContainsFunc(acted, func(l listed) bool { return bs.b.EvictionSelects(l.p.pod) }) {
 			continue
 		}
-		c := disruption.Compute(bs.b, live, s.owners, s.in.Now)
+		c := bs.compute(s)
 		if c.SyncFailed == "" && c.CurrentHealthy < c.DesiredHealthy {
 			msg := fmt.Sprintf("deleting pods on node %s takes PDB %s below its minimum: %s, healthy %d < %d until the replacements are Ready", nr.Node, bs.b.Name(), disruption.Describe(bs.b), c.CurrentHealthy, c.DesiredHealthy)
 			s.broken = append(s.broken, msg)

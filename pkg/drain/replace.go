@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/scale-preview/scale-preview/pkg/disruption"
 	"github.com/scale-preview/scale-preview/pkg/scheduling"
@@ -23,11 +24,11 @@ func (s *state) remove(p *podState) {
 		t := metav1.NewTime(s.in.Now)
 		pod.DeletionTimestamp = &t
 	}
-	p.pod = pod
+	s.setPod(p, pod)
 	if finished(pod) {
 		return // the controller replaced it when it finished
 	}
-	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind != "StatefulSet" {
+	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil && ref.Kind != "StatefulSet" {
 		s.replace(p)
 	}
 }
@@ -38,7 +39,7 @@ func finished(p *corev1.Pod) bool {
 
 // replace creates the owner's new pod for old, if its owner makes one.
 func (s *state) replace(old *podState) {
-	ref := metav1.GetControllerOf(old.pod)
+	ref := metav1.GetControllerOfNoCopy(old.pod)
 	r := &Replacement{For: old.key, Owner: ref.Kind + "/" + ref.Name, Certain: true}
 	if ref.Kind == "DaemonSet" {
 		return // a DaemonSet pod is not made elsewhere
@@ -117,7 +118,7 @@ func replicasOr1(p *int32) int32 {
 // ownerName is Kind/name, a ReplicaSet named by its Deployment.
 func (s *state) ownerName(ns string, ref *metav1.OwnerReference, owner metav1.Object) string {
 	if rs, ok := owner.(*appsv1.ReplicaSet); ok {
-		if d := metav1.GetControllerOf(rs); d != nil && d.Kind == "Deployment" {
+		if d := metav1.GetControllerOfNoCopy(rs); d != nil && d.Kind == "Deployment" {
 			return "Deployment/" + d.Name
 		}
 	}
@@ -150,7 +151,7 @@ func (s *state) readiness(old *podState, ref *metav1.OwnerReference) (ready, unk
 		if p == old || p.gone || p.pending || p.terminating() || p.pod.Namespace != old.pod.Namespace || p.pod.Spec.NodeName == "" {
 			continue
 		}
-		r := metav1.GetControllerOf(p.pod)
+		r := metav1.GetControllerOfNoCopy(p.pod)
 		if r == nil || r.UID != ref.UID || r.Name != ref.Name {
 			continue
 		}
@@ -212,24 +213,30 @@ func (s *state) aloneFeasible(q []*podState) [][]string {
 			open++
 		}
 	}
-	var others []*corev1.Pod
-	for _, p := range s.pods {
-		if !p.gone && !slices.Contains(q, p) {
-			others = append(others, p.pod)
-		}
-	}
 	alone := make([][]string, len(q))
+	look := false
 	for i, p := range q {
 		alone[i] = p.repl.Candidates
+		look = look || len(alone[i]) < open
+	}
+	if !look {
+		return alone
+	}
+	for _, p := range q {
+		s.forget(p.pod)
+	}
+	for i, p := range q {
 		if len(alone[i]) >= open {
 			continue
 		}
 		pod := p.pod.DeepCopy()
 		pod.Spec.NodeName = ""
-		pl, err := scheduling.Place(scheduling.Input{Nodes: s.schedNodes(), Pods: others, Namespaces: s.in.Namespaces, Pod: pod, Rules: s.in.Scheduler, Cache: s.infos})
-		if err == nil {
+		if pl, err := s.placement(pod); err == nil {
 			alone[i] = pl.Feasible
 		}
+	}
+	for _, p := range q {
+		s.remember(p.pod)
 	}
 	return alone
 }
@@ -243,12 +250,16 @@ func (s *state) checkRace(q []*podState, alone [][]string) {
 	contested := map[string]bool{}
 	starved := false
 	for i, p := range q {
+		got := sets.New(p.repl.Candidates...)
 		for _, n := range alone[i] {
-			if !slices.Contains(p.repl.Candidates, n) {
+			if !got.Has(n) {
 				contested[n] = true
 			}
 		}
 		starved = starved || (len(alone[i]) > 0 && len(p.repl.Candidates) == 0)
+	}
+	if len(contested) == 0 {
+		return
 	}
 	for i, p := range q {
 		if !slices.ContainsFunc(alone[i], func(n string) bool { return contested[n] }) {
@@ -279,7 +290,7 @@ func (s *state) queue() []*podState {
 
 // backsOff: the Job controller creates this replacement after its back-off.
 func backsOff(p *podState) int {
-	if ref := metav1.GetControllerOf(p.pod); ref != nil && ref.Kind == "Job" {
+	if ref := metav1.GetControllerOfNoCopy(p.pod); ref != nil && ref.Kind == "Job" {
 		return 1
 	}
 	return 0
@@ -295,7 +306,7 @@ func (s *state) releaseHolds() {
 
 // place runs the filters for p and binds it where it fits.
 func (s *state) place(p *podState) bool {
-	pl, err := scheduling.Place(scheduling.Input{Nodes: s.schedNodes(), Pods: s.livePods(), Namespaces: s.in.Namespaces, Pod: p.pod, Rules: s.in.Scheduler, Cache: s.infos})
+	pl, err := s.placement(p.pod)
 	if err != nil {
 		p.repl.Reason, p.repl.Certain = err.Error(), false
 		return false
@@ -339,7 +350,8 @@ func (s *state) bind(p *podState, node string) {
 	pod := p.pod.DeepCopy()
 	pod.Spec.NodeName = node
 	pod.Status.Phase = corev1.PodRunning
-	p.pod, p.pending = pod, false
+	s.setPod(p, pod)
+	p.pending = false
 	p.repl.Node, p.repl.Reason = node, ""
 }
 
@@ -351,7 +363,7 @@ func (s *state) becomeReady() bool {
 		if p.pending || p.gone || p.terminating() || !p.willReady || disruption.IsReady(p.pod) || (p.readyUnknown && s.v.unreadyStays) {
 			continue
 		}
-		p.pod = withReady(p.pod)
+		s.setPod(p, withReady(p.pod))
 		s.seen.assumed = s.seen.assumed || p.readyUnknown
 		changed = true
 	}
@@ -384,7 +396,9 @@ func (s *state) terminate() bool {
 			continue
 		}
 		p.gone, changed = true, true
-		if ref := metav1.GetControllerOf(p.pod); ref != nil && ref.Kind == "StatefulSet" && !finished(p.pod) && p.repl == nil {
+		s.forget(p.pod)
+		s.touch(p)
+		if ref := metav1.GetControllerOfNoCopy(p.pod); ref != nil && ref.Kind == "StatefulSet" && !finished(p.pod) && p.repl == nil {
 			s.replace(p)
 		}
 	}

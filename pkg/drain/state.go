@@ -2,7 +2,9 @@ package drain
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,9 +16,10 @@ import (
 
 // podState is one pod as the simulation moves it.
 type podState struct {
-	pod  *corev1.Pod // a copy the simulation may change
-	key  string
-	gone bool
+	pod   *corev1.Pod // a copy the simulation may change
+	key   string
+	index int // in state.pods
+	gone  bool
 	// replacement bookkeeping: who it replaces, whether it will become
 	// Ready (willReady), and whether that is only assumed.
 	replaces     string
@@ -32,9 +35,24 @@ type podState struct {
 
 // add puts a pod into the state and its indexes.
 func (s *state) add(p *podState) {
+	p.index = len(s.pods)
 	s.pods = append(s.pods, p)
-	if ref := metav1.GetControllerOf(p.pod); ref != nil {
+	if ref := metav1.GetControllerOfNoCopy(p.pod); ref != nil {
 		s.byOwner[ref.UID] = append(s.byOwner[ref.UID], p)
+	}
+	for _, bs := range s.budgets {
+		if bs.b.EvictionSelects(p.pod) {
+			bs.members, bs.synced = append(bs.members, p), false
+		}
+	}
+}
+
+// touch: p changed (or went); the budgets that select it are stale.
+func (s *state) touch(p *podState) {
+	for _, bs := range s.budgets {
+		if bs.synced && bs.b.EvictionSelects(p.pod) {
+			bs.synced = false
+		}
 	}
 }
 
@@ -60,11 +78,16 @@ func (p *podState) terminating() bool { return p.pod.DeletionTimestamp != nil }
 // budgetState is a budget's status as the Eviction API reads it: the
 // recorded one until the controller recomputes it.
 type budgetState struct {
-	b          *disruption.Budget
-	status     disruption.Status
-	lag        bool // observedGeneration < generation: 429 until a sync
-	recomputed bool
-	unknown    string
+	b *disruption.Budget
+	// members are the pods it selects (EvictionSelects), gone ones too,
+	// in the state's order; labels never change in a drain.
+	members []*podState
+	status  disruption.Status
+	lag     bool // observedGeneration < generation: 429 until a sync
+	// synced: status is what the controller computes for the members as
+	// they are; a change to one of them (touch) or an eviction clears it.
+	synced  bool
+	unknown string
 }
 
 // state is the cluster as the drain changes it.
@@ -82,12 +105,16 @@ type state struct {
 	choiceMade bool
 	// seen records what the run met, so Predict skips variants that
 	// cannot differ.
-	seen    facts
-	repls   []*Replacement
-	raced   []*Replacement // replacements whose scheduling depends on eviction order
-	broken  []string       // budgets --disable-eviction breaks
-	sched   []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
-	infos   *scheduling.InfoCache
+	seen   facts
+	repls  []*Replacement
+	raced  []*Replacement // replacements whose scheduling depends on eviction order
+	broken []string       // budgets --disable-eviction breaks
+	sched  []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
+	infos  *scheduling.InfoCache
+	// view is the scheduler's cache of the live pods, built at the first
+	// placement and kept current by setPod and forget.
+	view    *scheduling.View
+	viewErr error
 	byOwner map[types.UID][]*podState // by controller UID
 }
 
@@ -124,37 +151,111 @@ type facts struct {
 	assumed   bool // a pod of unknown readiness was made Ready
 }
 
-func newState(in Input, v variant, infos *scheduling.InfoCache) *state {
-	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), cordoned: map[string]bool{}, v: v, infos: infos}
+// newState is the cluster once kubectl has cordoned every named node,
+// before any eviction: the start of every run (clone).
+func newState(in Input) *state {
+	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), cordoned: map[string]bool{}, infos: scheduling.NewInfoCache()}
 	s.byOwner = map[types.UID][]*podState{}
 	for _, p := range in.Pods {
 		s.add(&podState{pod: p, key: p.Namespace + "/" + p.Name})
 	}
 	for _, p := range s.pods {
 		s.markStarting(p)
-		if ref := metav1.GetControllerOf(p.pod); ref != nil && s.owners.Get(p.pod.Namespace, ref) == nil {
+		if ref := metav1.GetControllerOfNoCopy(p.pod); ref != nil && s.owners.Get(p.pod.Namespace, ref) == nil {
 			p.ownerMissing = ref.Kind != "DaemonSet" || in.OwnersRead["DaemonSet"]
 		}
 	}
 	for _, n := range in.Drain {
 		s.cordoned[n] = true // kubectl cordons every named node first
 	}
-	live := byNamespace(s.livePods())
-	for _, b := range disruption.Parse(in.PDBs) {
-		s.budgets = append(s.budgets, s.initialBudget(b, live))
+	for _, bs := range s.selectMembers(disruption.Parse(in.PDBs)) {
+		s.initialBudget(bs)
+		s.budgets = append(s.budgets, bs)
 	}
+	s.view, s.viewErr = scheduling.NewView(s.schedNodes(), s.livePods(), in.Namespaces, in.Scheduler, s.infos)
 	return s
+}
+
+// labelGroup is the pods of one namespace that share one label map.
+type labelGroup struct {
+	ns string
+	m  unsafe.Pointer
+}
+
+// selectMembers gives each budget the pods it selects, in the state's
+// order. The readers give the pods of one workload one label map, so
+// each distinct map is matched once, not every pod.
+func (s *state) selectMembers(budgets []*disruption.Budget) []*budgetState {
+	groups := map[labelGroup][]*podState{}
+	var order []labelGroup
+	for _, p := range s.pods {
+		g := labelGroup{ns: p.pod.Namespace, m: reflect.ValueOf(p.pod.Labels).UnsafePointer()}
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], p)
+	}
+	out := make([]*budgetState, 0, len(budgets))
+	for _, b := range budgets {
+		bs := &budgetState{b: b}
+		for _, g := range order {
+			if members := groups[g]; b.EvictionSelects(members[0].pod) {
+				bs.members = append(bs.members, members...)
+			}
+		}
+		slices.SortFunc(bs.members, func(x, y *podState) int { return x.index - y.index })
+		out = append(out, bs)
+	}
+	return out
+}
+
+// clone is one run's own copy of the start, under variant v. The runs
+// share what never changes: the input, the owners, the nodes and what
+// placement read of each pod.
+func (s *state) clone(v variant) *state {
+	c := &state{in: s.in, owners: s.owners, cordoned: s.cordoned, notes: slices.Clone(s.notes), v: v, sched: s.sched, infos: s.infos}
+	backing := make([]podState, len(s.pods))
+	c.pods = make([]*podState, len(s.pods))
+	for i, p := range s.pods {
+		backing[i] = *p
+		c.pods[i] = &backing[i]
+	}
+	c.byOwner = make(map[types.UID][]*podState, len(s.byOwner))
+	for uid, list := range s.byOwner {
+		c.byOwner[uid] = c.same(list)
+	}
+	for _, bs := range s.budgets {
+		cp := *bs
+		cp.status.DisruptedPods = copyTimes(bs.status.DisruptedPods)
+		cp.members = c.same(bs.members)
+		c.budgets = append(c.budgets, &cp)
+	}
+	if s.view != nil {
+		c.view = s.view.Clone()
+	}
+	c.viewErr = s.viewErr
+	return c
+}
+
+// same are c's pods in the places of list's, list being of the state c
+// was cloned from.
+func (c *state) same(list []*podState) []*podState {
+	out := make([]*podState, len(list))
+	for i, p := range list {
+		out[i] = c.pods[p.index]
+	}
+	return out
 }
 
 // initialBudget takes the recorded status; a budget whose status was
 // never written, or lags its generation, waits for the controller.
-func (s *state) initialBudget(b *disruption.Budget, live map[string][]*corev1.Pod) *budgetState {
-	bs := &budgetState{b: b}
+func (s *state) initialBudget(bs *budgetState) {
+	b := bs.b
 	st := b.PDB.Status
 	bs.status = disruption.Status{ExpectedPods: st.ExpectedPods, DesiredHealthy: st.DesiredHealthy, CurrentHealthy: st.CurrentHealthy,
 		DisruptionsAllowed: st.DisruptionsAllowed, DisruptedPods: copyTimes(st.DisruptedPods)}
 	if b.Selector == nil {
-		return bs
+		return
 	}
 	bs.lag = st.ObservedGeneration < b.PDB.Generation
 	if st.ObservedGeneration == 0 && b.PDB.Generation == 0 {
@@ -165,17 +266,16 @@ func (s *state) initialBudget(b *disruption.Budget, live map[string][]*corev1.Po
 		bs.unknown = err.Error() + ": recomputed from the pods instead"
 		bs.lag = true
 	}
-	s.checkRecorded(bs, live[b.PDB.Namespace])
-	return bs
+	s.checkRecorded(bs)
 }
 
 // checkRecorded compares the recorded status with what the controller
 // would write for the snapshot; a difference means stale or partial input.
-func (s *state) checkRecorded(bs *budgetState, pods []*corev1.Pod) {
+func (s *state) checkRecorded(bs *budgetState) {
 	if bs.lag {
 		return
 	}
-	c := disruption.Compute(bs.b, pods, s.owners, s.in.Now)
+	c := bs.compute(s)
 	if c.Unknown != "" {
 		bs.unknown = c.Unknown
 		return
@@ -210,28 +310,32 @@ func (s *state) livePods() []*corev1.Pod {
 	return out
 }
 
-// byNamespace groups pods by namespace: a budget reads only its own.
-func byNamespace(pods []*corev1.Pod) map[string][]*corev1.Pod {
-	out := map[string][]*corev1.Pod{}
-	for _, p := range pods {
-		out[p.Namespace] = append(out[p.Namespace], p)
-	}
-	return out
-}
-
 // recompute is one disruption controller sync of every budget.
 func (s *state) recompute() {
-	live := byNamespace(s.livePods())
 	for _, bs := range s.budgets {
 		if bs.b.Selector == nil {
 			continue
 		}
-		c := disruption.Compute(bs.b, live[bs.b.PDB.Namespace], s.owners, s.in.Now)
-		bs.status, bs.lag, bs.recomputed = c, false, true
+		if bs.synced {
+			continue // none of its pods changed since
+		}
+		c := bs.compute(s)
+		bs.status, bs.lag, bs.synced = c, false, true
 		if c.Unknown != "" {
 			bs.unknown = c.Unknown
 		}
 	}
+}
+
+// compute is the status the controller would write now.
+func (bs *budgetState) compute(s *state) disruption.Status {
+	live := make([]*corev1.Pod, 0, len(bs.members))
+	for _, p := range bs.members {
+		if !p.gone {
+			live = append(live, p.pod)
+		}
+	}
+	return disruption.ComputeSelected(bs.b, live, s.owners, s.in.Now)
 }
 
 // budgetsOf are the budgets the Eviction API finds for p.
@@ -266,9 +370,44 @@ func (s *state) schedNodes() []*corev1.Node {
 // Ready, as for a replacement (readiness).
 func (s *state) markStarting(p *podState) {
 	pod := p.pod
-	ref := metav1.GetControllerOf(pod)
+	ref := metav1.GetControllerOfNoCopy(pod)
 	if ref == nil || pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil || finished(pod) || disruption.IsReady(pod) {
 		return
 	}
 	p.willReady, p.readyUnknown = s.readiness(p, ref)
+}
+
+// placement runs the scheduler's filters for pod over the live pods.
+func (s *state) placement(pod *corev1.Pod) (scheduling.Placement, error) {
+	if s.view == nil && s.viewErr == nil { // remember met an error
+		s.view, s.viewErr = scheduling.NewView(s.schedNodes(), s.livePods(), s.in.Namespaces, s.in.Scheduler, s.infos)
+	}
+	if s.viewErr != nil {
+		return scheduling.Placement{}, s.viewErr
+	}
+	return s.view.Place(pod)
+}
+
+// setPod replaces p's object (terminating, bound, Ready) in the state and
+// in the scheduler's view.
+func (s *state) setPod(p *podState, pod *corev1.Pod) {
+	s.forget(p.pod)
+	p.pod = pod
+	s.remember(pod)
+	s.touch(p)
+}
+
+// forget takes a pod object out of the scheduler's view (gone, or
+// about to change).
+func (s *state) forget(pod *corev1.Pod) {
+	if s.view != nil {
+		s.view.Remove(pod)
+	}
+}
+
+// remember puts a pod object into the scheduler's view.
+func (s *state) remember(pod *corev1.Pod) {
+	if s.view != nil && s.view.Add(pod) != nil {
+		s.view, s.viewErr = nil, nil // rebuilt, and the error met, at the next placement
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -240,5 +241,75 @@ func BenchmarkPlaceLargeCluster(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A View kept current as pods leave, land and change (Remove, Add) gives
+// exactly the placements of a cluster built afresh over the same pods,
+// over random clusters, rule sets and namespaces; a changed node set
+// takes a new view, as a drain's cordons come before any placement. A
+// clone changes apart from its original.
+func TestViewEqualsFresh(t *testing.T) {
+	ruleSets := []rules.SchedulerRules{rules.Scheduler(rules.Newest, nil), rules.Scheduler(23, nil)}
+	for seed := range uint64(300) {
+		rc := newRandCluster(seed)
+		extra := rand.New(rand.NewPCG(seed, 35))
+		r := ruleSets[int(seed)%len(ruleSets)]
+		var ns []*corev1.Namespace
+		if seed%2 == 0 {
+			ns = rc.ns
+		}
+		var view *View
+		for step := range 12 {
+			if view == nil {
+				var err error
+				if view, err = NewView(rc.nodes, rc.pods, ns, r, NewInfoCache()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pending := rc.pod(false)
+			want, wantErr := Place(Input{Nodes: rc.nodes, Pods: rc.pods, Namespaces: ns, Pod: pending, Rules: r})
+			got, gotErr := view.Place(pending)
+			if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) || !reflect.DeepEqual(want, got) {
+				t.Fatalf("seed %d step %d: view %+v %v, fresh %+v %v", seed, step, got, gotErr, want, wantErr)
+			}
+			node := ""
+			if len(want.Feasible) > 0 {
+				node = want.Feasible[rc.r.IntN(len(want.Feasible))]
+			}
+			pods, nodes := slices.Clone(rc.pods), slices.Clone(rc.nodes)
+			rc.step(pending, node)
+			if len(rc.pods) > 0 && extra.IntN(3) == 0 { // a pod starts terminating: a changed copy
+				i := extra.IntN(len(rc.pods))
+				c := rc.pods[i].DeepCopy()
+				c.DeletionTimestamp = &metav1.Time{}
+				rc.pods[i] = c
+			}
+			if !slices.Equal(nodes, rc.nodes) {
+				view = nil
+				continue
+			}
+			var before *View
+			if extra.IntN(3) == 0 { // a clone changes; the original must not
+				before, view = view, view.Clone()
+			}
+			for _, p := range pods {
+				if !slices.Contains(rc.pods, p) {
+					view.Remove(p)
+				}
+			}
+			for _, p := range rc.pods {
+				if !slices.Contains(pods, p) {
+					if err := view.Add(p); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if before != nil {
+				if again, err := before.Place(pending); err != nil || !reflect.DeepEqual(again, want) {
+					t.Fatalf("seed %d step %d: the view changed with its clone: %+v %v, was %+v", seed, step, again, err, want)
+				}
+			}
+		}
 	}
 }

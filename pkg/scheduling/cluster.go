@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,103 +52,26 @@ func (c *Cluster) preNsLabels() labels.Set {
 	return c.nsLabels[c.Pre.Pod.Namespace]
 }
 
-// NewCluster builds the scheduler's view for scheduling in.Pod.
+// NewCluster builds the scheduler's view for scheduling in.Pod: a View
+// of the other pods, with in.Pod's PreFilter state.
 func NewCluster(in Input) (*Cluster, error) {
-	r := in.Rules
-	pre, err := newPodInfo(in.Pod, r, false, nil)
-	if err != nil {
+	if _, err := newPodInfo(in.Pod, in.Rules, false, nil); err != nil {
 		return nil, fmt.Errorf("pod %s/%s: %w", in.Pod.Namespace, in.Pod.Name, err)
 	}
-	c := &Cluster{Rules: r, Pre: pre, preLabels: labels.Set(in.Pod.Labels), ByName: map[string]*NodeState{},
-		preAff: nodeaffinity.GetRequiredNodeAffinity(in.Pod)}
-	if in.Namespaces != nil {
-		c.nsLabels = map[string]labels.Set{}
-		for _, ns := range in.Namespaces {
-			c.nsLabels[ns.Name] = labels.Set(ns.Labels)
+	if _, err := termsOf(in.Pod, requiredAffinity(in.Pod)); err != nil {
+		return nil, err // the pod's own errors first, as the scheduler's PreFilter
+	}
+	others := make([]*corev1.Pod, 0, len(in.Pods))
+	for _, p := range in.Pods {
+		if p.UID != in.Pod.UID || p.Namespace != in.Pod.Namespace || p.Name != in.Pod.Name {
+			others = append(others, p)
 		}
 	}
-	if c.affTerms, err = termsOf(in.Pod, requiredAffinity(in.Pod)); err != nil {
+	v, err := NewView(in.Nodes, others, in.Namespaces, in.Rules, in.Cache)
+	if err != nil {
 		return nil, err
 	}
-	c.antiTerms = pre.antiTerms
-	for _, t := range append(slices.Clone(c.affTerms), c.antiTerms...) {
-		if t.needsNsLabels {
-			if c.nsLabels == nil {
-				c.Note("inter-pod (anti-)affinity with a namespaceSelector needs the namespaces' labels, which were not read")
-			} else {
-				for ns, l := range c.nsLabels {
-					if t.nsSelector.Matches(l) {
-						t.namespaces[ns] = true
-					}
-				}
-			}
-		}
-	}
-	// The incoming pod's own terms have their namespaceSelector resolved to
-	// names, then matched with no namespace labels.
-	for i := range c.affTerms {
-		if c.affTerms[i].needsNsLabels {
-			c.affTerms[i].nsSelector = labels.Nothing()
-		}
-	}
-	for i := range c.antiTerms {
-		if c.antiTerms[i].needsNsLabels {
-			c.antiTerms[i].nsSelector = labels.Nothing()
-		}
-	}
-
-	for _, n := range orderNodes(in.Nodes) {
-		ns := newNodeState(n)
-		ns.static = staticFailure(in.Pod, n, c.preAff)
-		c.Nodes = append(c.Nodes, ns)
-		c.ByName[n.Name] = ns
-	}
-	prePrio := pre.Priority
-	scratch := corev1.ResourceList{}
-	for i, p := range in.Pods {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue // the scheduler's informer does not see finished pods
-		}
-		if p.UID == in.Pod.UID && p.Namespace == in.Pod.Namespace && p.Name == in.Pod.Name {
-			continue
-		}
-		if p.Spec.NodeName == "" {
-			nom := p.Status.NominatedNodeName
-			if nom == "" || corev1helpers.PodPriority(p) < prePrio {
-				continue
-			}
-			if n := c.ByName[nom]; n != nil {
-				pi, err := newPodInfo(p, r, false, scratch)
-				if err != nil {
-					return nil, err
-				}
-				pi.node, pi.Index = n, i
-				n.Nominated = append(n.Nominated, pi)
-			}
-			continue
-		}
-		n := c.ByName[p.Spec.NodeName]
-		if n == nil {
-			continue // no NodeInfo without its Node in the snapshot
-		}
-		pi, err := in.Cache.boundInfo(p, r, scratch)
-		if err != nil {
-			return nil, err
-		}
-		pi.node, pi.Index = n, i
-		n.Pods = append(n.Pods, pi)
-		n.addUsage(pi, 1)
-		for _, t := range pi.antiTerms {
-			if t.needsNsLabels && c.nsLabels == nil && t.selector.Matches(c.preLabels) {
-				c.Note("pod %s/%s has anti-affinity with a namespaceSelector; the namespaces' labels were not read", p.Namespace, p.Name)
-			}
-		}
-	}
-	if err := c.buildSpread(in.Pod); err != nil {
-		return nil, err
-	}
-	c.buildAffinity()
-	return c, nil
+	return v.cluster(in.Pod)
 }
 
 // orderNodes is the scheduler cache's node tree order: zones (region and
@@ -177,12 +101,21 @@ func orderNodes(nodes []*corev1.Node) []*corev1.Node {
 	return out
 }
 
-func (c *Cluster) buildAffinity() {
+// buildAffinity counts the InterPodAffinity PreFilter state. Without
+// terms of its own, the incoming pod meets only the bound pods' anti
+// terms (anti), so the other pods need no look.
+func (c *Cluster) buildAffinity(anti []*PodInfo) {
 	c.existingAnti, c.affCounts, c.antiCounts = counts{}, counts{}, counts{}
 	nsl := c.preNsLabels()
-	for _, n := range c.Nodes {
-		for _, p := range n.Pods {
-			c.affinityUpdate(p, n.Node, 1, nsl)
+	if len(c.affTerms) == 0 && len(c.antiTerms) == 0 {
+		for _, p := range anti {
+			c.affinityUpdate(p, c.ByName[p.Pod.Spec.NodeName].Node, 1, nsl)
+		}
+	} else {
+		for _, n := range c.Nodes {
+			for _, p := range n.Pods {
+				c.affinityUpdate(p, n.Node, 1, nsl)
+			}
 		}
 	}
 	c.affinityOn = len(c.existingAnti) > 0 || len(c.affTerms) > 0 || len(c.antiTerms) > 0
@@ -470,6 +403,9 @@ func (c *Cluster) FilterWithNominated(n *NodeState) Verdict {
 	if len(n.Nominated) == 0 || n.static != "" {
 		return c.Filter(n)
 	}
+	// The scheduler adds the nominated pods to a copy of the NodeInfo;
+	// undoing them here must not drop a port a bound pod also uses.
+	ports := maps.Clone(n.ports)
 	for _, p := range n.Nominated {
 		c.Move(p, n, 1)
 	}
@@ -477,6 +413,7 @@ func (c *Cluster) FilterWithNominated(n *NodeState) Verdict {
 	for _, p := range n.Nominated {
 		c.Move(p, n, -1)
 	}
+	n.ports = ports
 	if v.Code != Fits {
 		return v
 	}

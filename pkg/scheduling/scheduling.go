@@ -48,16 +48,14 @@ func (c *InfoCache) boundInfo(p *corev1.Pod, r rules.SchedulerRules, scratch cor
 		return newPodInfo(p, r, true, scratch)
 	}
 	if pi, ok := c.m[p]; ok {
-		cp := *pi
-		return &cp, nil
+		return pi, nil
 	}
 	pi, err := newPodInfo(p, r, true, scratch)
 	if err != nil {
 		return nil, err
 	}
 	c.m[p] = pi
-	cp := *pi
-	return &cp, nil
+	return pi, nil
 }
 
 // Placement is where a pod can go: the nodes where every filter passes,
@@ -80,7 +78,12 @@ func Place(in Input) (Placement, error) {
 	if err != nil {
 		return Placement{}, err
 	}
-	pl := Placement{Unmodelled: append(c.Unmodelled, UnmodelledSpec(in.Pod)...)}
+	return c.place(), nil
+}
+
+// place runs the filters for the cluster's pod on every node.
+func (c *Cluster) place() Placement {
+	pl := Placement{Unmodelled: append(c.Unmodelled, UnmodelledSpec(c.Pre.Pod)...)}
 	verdicts := make([]Verdict, 0, len(c.Nodes))
 	for _, n := range c.Nodes {
 		v := c.FilterWithNominated(n)
@@ -96,7 +99,7 @@ func Place(in Input) (Placement, error) {
 	if len(pl.Feasible) == 0 {
 		pl.FitError = FitError(verdicts)
 	}
-	return pl, nil
+	return pl
 }
 
 // leastAllocated is the LeastAllocated strategy with CPU and memory

@@ -166,15 +166,14 @@ func requiredAntiAffinity(pod *corev1.Pod) []corev1.PodAffinityTerm {
 	return nil
 }
 
-// PodInfo is one pod as the scheduler's cache holds it.
+// PodInfo is one pod as the scheduler's cache holds it; never changed
+// once made, so caches and views share it.
 type PodInfo struct {
 	Pod       *corev1.Pod
 	Priority  int32
 	req       resources
 	ports     []hostPort
 	antiTerms []term
-	node      *NodeState
-	Index     int // position in the input, for stable order
 }
 
 // StartTime is util.GetPodStartTime: a pod without status.startTime counts
