@@ -6,8 +6,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"testing"
 
+	"github.com/scale-preview/scale-preview/pkg/disruption"
 	"github.com/scale-preview/scale-preview/pkg/rules"
 	"github.com/scale-preview/scale-preview/pkg/source"
+	"github.com/scale-preview/scale-preview/pkg/source/sourcetest"
 )
 
 // BenchmarkPredictExample drains two nodes of examples/drain.yaml.
@@ -48,6 +50,29 @@ func BenchmarkPredictLarge(b *testing.B) {
 	for b.Loop() {
 		if _, err := Predict(w.in); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPredictLargeCluster drains node-00000 of issue 34's cluster:
+// 5,000 full nodes, 150,000 pods, a budget per Deployment (-short: 200
+// nodes); pods whole, as generated.
+func BenchmarkPredictLargeCluster(b *testing.B) {
+	spec := sourcetest.ClusterSize
+	if testing.Short() {
+		spec.Nodes = 200
+	}
+	c := sourcetest.Cluster(spec)
+	in := Input{Nodes: c.Nodes, Drain: []string{"node-00000"}, Pods: c.Pods, PDBs: c.PDBs, Now: sourcetest.Now,
+		Workloads: disruption.Workloads{Deployments: c.Deployments, ReplicaSets: c.ReplicaSets},
+		Scheduler: rules.Scheduler(rules.Newest, nil), Disruption: rules.Disruption(rules.Newest, nil),
+		OwnersRead: map[string]bool{"ReplicaSet": true, "Deployment": true, "DaemonSet": true}, Options: Options{GracePeriodSeconds: -1, IgnoreDaemonSets: true}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := Predict(in)
+		if err != nil || len(res.Victims) != sourcetest.ClusterApps {
+			b.Fatalf("%v: %d victims", err, len(res.Victims))
 		}
 	}
 }

@@ -7,10 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/scale-preview/scale-preview/pkg/rules"
@@ -68,24 +66,8 @@ func BenchmarkPredictLargeCluster(b *testing.B) {
 	if testing.Short() {
 		spec.Nodes = 200
 	}
-	in := Input{Rules: rules.Scheduler(rules.Newest, nil)}
-	err := sourcetest.EachClusterObject(spec, func(o runtime.Object) error {
-		switch o := o.(type) {
-		case *corev1.Node:
-			in.Nodes = append(in.Nodes, o)
-		case *corev1.Pod:
-			if o.Name == sourcetest.PendingPod {
-				in.Preemptor = o
-			}
-			in.Pods = append(in.Pods, o)
-		case *policyv1.PodDisruptionBudget:
-			in.PDBs = append(in.PDBs, o)
-		}
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := sourcetest.Cluster(spec)
+	in := Input{Rules: rules.Scheduler(rules.Newest, nil), Nodes: c.Nodes, Pods: c.Pods, PDBs: c.PDBs, Preemptor: c.Pods[len(c.Pods)-1]}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

@@ -233,3 +233,34 @@ func WriteClusterJSON(w io.Writer, spec ClusterSpec) error {
 	_, _ = bw.WriteString("\n    ],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n")
 	return bw.Flush()
 }
+
+// ClusterObjects are the cluster's objects by kind, whole (as generated,
+// not as a reader trims them).
+type ClusterObjects struct {
+	Nodes       []*corev1.Node
+	Pods        []*corev1.Pod // the pending pod last
+	PDBs        []*policyv1.PodDisruptionBudget
+	Deployments []*appsv1.Deployment
+	ReplicaSets []*appsv1.ReplicaSet
+}
+
+// Cluster makes every object of the cluster.
+func Cluster(spec ClusterSpec) *ClusterObjects {
+	c := &ClusterObjects{}
+	_ = EachClusterObject(spec, func(o runtime.Object) error {
+		switch o := o.(type) {
+		case *corev1.Node:
+			c.Nodes = append(c.Nodes, o)
+		case *corev1.Pod:
+			c.Pods = append(c.Pods, o)
+		case *policyv1.PodDisruptionBudget:
+			c.PDBs = append(c.PDBs, o)
+		case *appsv1.Deployment:
+			c.Deployments = append(c.Deployments, o)
+		case *appsv1.ReplicaSet:
+			c.ReplicaSets = append(c.ReplicaSets, o)
+		}
+		return nil
+	})
+	return c
+}
