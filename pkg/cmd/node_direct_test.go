@@ -1,16 +1,9 @@
 package cmd
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -20,9 +13,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/scale-preview/scale-preview/pkg/source/sourcetest"
 )
 
 // directKubelet is a TLS kubelet on 127.0.0.1 serving the recorded
@@ -64,18 +58,11 @@ func newDirectKubelet(t *testing.T, own bool) *directKubelet {
 }
 
 func selfSignedIP(t *testing.T, ip string) (tls.Certificate, []byte) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cert, certPEM, _, err := sourcetest.SelfSigned("kubelet", net.ParseIP(ip))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "kubelet"}, IPAddresses: []net.IP{net.ParseIP(ip)},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	return cert, certPEM
 }
 
 // nodeAPIAt is nodeAPI with worker-1 reachable at the kubelet k, the node

@@ -2,14 +2,9 @@ package source
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,7 +14,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
+	"github.com/scale-preview/scale-preview/pkg/source/sourcetest"
 )
 
 func TestKubeletEndpoint(t *testing.T) {
@@ -171,21 +166,11 @@ func fakeProxyAPI(t *testing.T, forbidden bool) (kubernetes.Interface, *atomic.I
 
 // clientCert is a self-signed client certificate and key, PEM.
 func clientCert(t *testing.T) (certPEM, keyPEM []byte) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	_, certPEM, keyPEM, err := sourcetest.SelfSigned("user", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "user"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+	return certPEM, keyPEM
 }
 
 func paths(reads []snapshot.KubeletRead) string {
