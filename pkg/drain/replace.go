@@ -250,6 +250,9 @@ func (s *state) checkRace(q []*podState, alone [][]string) {
 	contested := map[string]bool{}
 	starved := false
 	for i, p := range q {
+		if sameSlice(alone[i], p.repl.Candidates) {
+			continue // not placed again: nothing to compare
+		}
 		got := sets.New(p.repl.Candidates...)
 		for _, n := range alone[i] {
 			if !got.Has(n) {
@@ -271,6 +274,10 @@ func (s *state) checkRace(q []*podState, alone [][]string) {
 			s.raced = append(s.raced, p.repl)
 		}
 	}
+}
+
+func sameSlice(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // queue is the pending replacements in the order the run schedules them.

@@ -25,7 +25,19 @@ import (
 )
 
 // cluster is the scheduler's view with the preemption steps on it.
-type cluster struct{ *scheduling.Cluster }
+type cluster struct {
+	*scheduling.Cluster
+	// scored keeps each candidate's criteria: the random offsets give
+	// thousands of overlapping candidate sets at scale.
+	scored map[*Candidate]scored
+}
+
+// scored is a candidate with pickOneNodeForPreemption's criteria.
+type scored struct {
+	cd    *Candidate
+	s     [5]int64
+	known bool
+}
 
 // Input is everything the scheduler reads for one preemption attempt.
 type Input struct {
@@ -131,7 +143,7 @@ func Predict(in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{sc}
+	c := &cluster{Cluster: sc, scored: map[*Candidate]scored{}}
 	res := &Result{Excluded: map[string]string{}, Certain: true}
 	c.Unmodelled = append(c.Unmodelled, in.Unmodelled...)
 	c.Unmodelled = append(c.Unmodelled, scheduling.UnmodelledSpec(in.Preemptor)...)
@@ -527,16 +539,15 @@ func (c *cluster) pick(cands []*Candidate, weight float64, res *Result) []Outcom
 	if len(cands) == 1 {
 		return []Outcome{{Candidate: *cands[0], Probability: weight}}
 	}
-	// Each candidate's scores once, not once per criterion.
-	type scored struct {
-		cd    *Candidate
-		s     [5]int64
-		known bool
-	}
 	left := make([]scored, len(cands))
 	for i, cd := range cands {
-		s, known := scores(cd)
-		left[i] = scored{cd, s, known}
+		sc, ok := c.scored[cd]
+		if !ok { // each candidate's scores once, not once per set and criterion
+			sc.cd = cd
+			sc.s, sc.known = scores(cd)
+			c.scored[cd] = sc
+		}
+		left[i] = sc
 	}
 	for k := range criteria {
 		best := int64(math.MinInt64)

@@ -23,6 +23,7 @@ type Cluster struct {
 	Pre       *PodInfo
 	preLabels labels.Set
 	preAff    nodeaffinity.RequiredNodeAffinity
+	preScalar []corev1.ResourceName // the pod's extended resources, sorted
 	affTerms  []term
 	antiTerms []term
 	nsLabels  map[string]labels.Set // nil: namespaces unknown
@@ -387,7 +388,7 @@ func (c *Cluster) fitResources(n *NodeState) Verdict {
 	check("cpu", req.milliCPU, n.allocatable.milliCPU, n.requested.milliCPU)
 	check("memory", req.memory, n.allocatable.memory, n.requested.memory)
 	check("ephemeral-storage", req.ephemeral, n.allocatable.ephemeral, n.requested.ephemeral)
-	for _, name := range sortedNames(req.scalar) {
+	for _, name := range c.preScalar {
 		if req.scalar[name] == 0 {
 			continue
 		}

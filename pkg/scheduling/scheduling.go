@@ -84,20 +84,22 @@ func Place(in Input) (Placement, error) {
 // place runs the filters for the cluster's pod on every node.
 func (c *Cluster) place() Placement {
 	pl := Placement{Unmodelled: append(c.Unmodelled, UnmodelledSpec(c.Pre.Pod)...)}
-	verdicts := make([]Verdict, 0, len(c.Nodes))
+	var failed []Verdict // kept only while no node fits: the FitError's
 	for _, n := range c.Nodes {
 		v := c.FilterWithNominated(n)
-		if v.Code == Fits {
+		switch {
+		case v.Code == Fits:
 			pl.Feasible = append(pl.Feasible, n.Node.Name)
 			if pl.LeastAllocated == nil {
 				pl.LeastAllocated = map[string]int64{}
 			}
 			pl.LeastAllocated[n.Node.Name] = c.leastAllocated(n)
+		case len(pl.Feasible) == 0:
+			failed = append(failed, v)
 		}
-		verdicts = append(verdicts, v)
 	}
 	if len(pl.Feasible) == 0 {
-		pl.FitError = FitError(verdicts)
+		pl.FitError = FitError(failed)
 	}
 	return pl
 }

@@ -150,7 +150,7 @@ func (v *View) cluster(pod *corev1.Pod) (*Cluster, error) {
 		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	c := &Cluster{Rules: v.rules, Pre: pre, preLabels: labels.Set(pod.Labels), Nodes: v.nodes, ByName: v.byName,
-		preAff: nodeaffinity.GetRequiredNodeAffinity(pod), nsLabels: v.nsLabels, antiTerms: pre.antiTerms}
+		preAff: nodeaffinity.GetRequiredNodeAffinity(pod), nsLabels: v.nsLabels, antiTerms: pre.antiTerms, preScalar: sortedNames(pre.req.scalar)}
 	if c.affTerms, err = termsOf(pod, requiredAffinity(pod)); err != nil {
 		return nil, err
 	}
