@@ -147,20 +147,9 @@ func Predict(in Input) (*Result, error) {
 	res := &Result{Excluded: map[string]string{}, Certain: true}
 	c.Unmodelled = append(c.Unmodelled, in.Unmodelled...)
 	c.Unmodelled = append(c.Unmodelled, scheduling.UnmodelledSpec(in.Preemptor)...)
+	defer c.doubtUnmodelled(res)
 
-	statuses := make([]scheduling.Verdict, len(c.Nodes))
-	for i, n := range c.Nodes {
-		statuses[i] = c.FilterWithNominated(n)
-		if statuses[i].Code == scheduling.Fits {
-			res.FitsOn = append(res.FitsOn, n.Node.Name)
-		}
-	}
-	defer func() {
-		if len(c.Unmodelled) > 0 {
-			res.Certain = false
-			res.Uncertain = append(c.Unmodelled, res.Uncertain...)
-		}
-	}()
+	statuses := c.filterAll(res)
 	if len(res.FitsOn) > 0 {
 		res.Eligible = true
 		res.Reason = "the pod scheduling.Fits without preemption"
@@ -170,81 +159,21 @@ func Predict(in Input) (*Result, error) {
 	if !res.Eligible {
 		return res, nil
 	}
-	var potential []*scheduling.NodeState
-	for i, n := range c.Nodes {
-		if statuses[i].Code == scheduling.Unschedulable {
-			potential = append(potential, n)
-		} else {
-			res.Excluded[n.Node.Name] = statuses[i].Reason
-		}
-	}
-	res.PotentialNodes = len(potential)
+	potential := c.potentialNodes(statuses, res)
 	if len(potential) == 0 {
 		res.Reason = "preemption is not helpful: no node fails only filters that removing pods can fix"
 		return res, nil
 	}
-	pdbs := schedulerBudgets(in.PDBs)
-	cands := map[string]*Candidate{}
-	candidate := func(n *scheduling.NodeState) *Candidate {
-		if cd, ok := cands[n.Node.Name]; ok {
-			return cd
-		}
-		cd, why := c.selectVictims(n, pdbs, res)
-		if cd == nil {
-			res.Excluded[n.Node.Name] = why
-		}
-		cands[n.Node.Name] = cd
-		return cd
-	}
-	num := numCandidates(int32(len(potential)), in.Rules)
-	if int(num) >= len(potential) {
+	cs := &candidates{c: c, pdbs: schedulerBudgets(in.PDBs), res: res, byNode: map[string]*Candidate{}}
+	if num := numCandidates(int32(len(potential)), in.Rules); int(num) >= len(potential) {
 		res.Tried = len(potential)
-		var all []*Candidate
-		for _, n := range potential {
-			if cd := candidate(n); cd != nil {
-				all = append(all, cd)
-			}
-		}
-		res.Outcomes = c.pick(all, 1, res)
+		res.Outcomes = c.pick(cs.of(potential), 1, res)
 	} else {
 		res.Tried = int(num)
-		res.Certain = false
-		res.Uncertain = append(res.Uncertain, fmt.Sprintf("the scheduler dry-runs %d of %d nodes from a random offset, in parallel: probabilities assume each offset equally likely and nodes checked in order", num, len(potential)))
-		weights := map[string]*Outcome{}
-		for off := range potential {
-			var nv, v []*Candidate
-			for i := range potential {
-				cd := candidate(potential[(off+i)%len(potential)])
-				if cd == nil {
-					continue
-				}
-				if cd.PDBViolations == 0 {
-					if len(nv) < int(num) {
-						nv = append(nv, cd)
-					}
-				} else if len(v) < int(num) {
-					v = append(v, cd)
-				}
-				if len(nv) > 0 && len(nv)+len(v) >= int(num) {
-					break
-				}
-			}
-			for _, o := range c.pick(append(nv, v...), 1/float64(len(potential)), res) {
-				if w, ok := weights[o.Node]; ok {
-					w.Probability += o.Probability
-				} else {
-					o := o
-					weights[o.Node] = &o
-				}
-			}
-		}
-		for _, o := range weights {
-			res.Outcomes = append(res.Outcomes, *o)
-		}
-		sortOutcomes(res.Outcomes)
+		res.Outcomes = c.pickSampled(potential, int(num), cs, res)
 	}
 	for _, n := range potential {
-		if cd := cands[n.Node.Name]; cd != nil {
+		if cd := cs.byNode[n.Node.Name]; cd != nil {
 			res.Candidates = append(res.Candidates, *cd)
 		}
 	}
@@ -257,6 +186,117 @@ func Predict(in Input) (*Result, error) {
 	}
 	res.Separation = separate(res.Outcomes[0].Candidate, res.Candidates)
 	return res, nil
+}
+
+// doubtUnmodelled: anything the filters do not model makes the answer
+// uncertain, said first.
+func (c *cluster) doubtUnmodelled(res *Result) {
+	if len(c.Unmodelled) > 0 {
+		res.Certain = false
+		res.Uncertain = append(c.Unmodelled, res.Uncertain...)
+	}
+}
+
+// filterAll runs the filters on every node, noting where the pod fits.
+func (c *cluster) filterAll(res *Result) []scheduling.Verdict {
+	statuses := make([]scheduling.Verdict, len(c.Nodes))
+	for i, n := range c.Nodes {
+		statuses[i] = c.FilterWithNominated(n)
+		if statuses[i].Code == scheduling.Fits {
+			res.FitsOn = append(res.FitsOn, n.Node.Name)
+		}
+	}
+	return statuses
+}
+
+// potentialNodes are nodesWherePreemptionMightHelp: those that failed
+// only filters removing pods can fix; the others are excluded.
+func (c *cluster) potentialNodes(statuses []scheduling.Verdict, res *Result) []*scheduling.NodeState {
+	var potential []*scheduling.NodeState
+	for i, n := range c.Nodes {
+		if statuses[i].Code == scheduling.Unschedulable {
+			potential = append(potential, n)
+		} else {
+			res.Excluded[n.Node.Name] = statuses[i].Reason
+		}
+	}
+	res.PotentialNodes = len(potential)
+	return potential
+}
+
+// candidates selects each node's victims once, however many candidate
+// sets the node is in.
+type candidates struct {
+	c      *cluster
+	pdbs   []*disruption.Budget
+	res    *Result
+	byNode map[string]*Candidate // nil where preemption cannot help
+}
+
+func (cs *candidates) get(n *scheduling.NodeState) *Candidate {
+	if cd, ok := cs.byNode[n.Node.Name]; ok {
+		return cd
+	}
+	cd, why := cs.c.selectVictims(n, cs.pdbs, cs.res)
+	if cd == nil {
+		cs.res.Excluded[n.Node.Name] = why
+	}
+	cs.byNode[n.Node.Name] = cd
+	return cd
+}
+
+// of are the candidates of the nodes, in order.
+func (cs *candidates) of(nodes []*scheduling.NodeState) []*Candidate {
+	var out []*Candidate
+	for _, n := range nodes {
+		if cd := cs.get(n); cd != nil {
+			out = append(out, cd)
+		}
+	}
+	return out
+}
+
+// pickSampled is the scheduler's dry run of num of the potential nodes
+// from a random offset: every offset equally likely, each giving its own
+// candidate set (nodes without PDB violations first, then the others,
+// until num).
+func (c *cluster) pickSampled(potential []*scheduling.NodeState, num int, cs *candidates, res *Result) []Outcome {
+	res.Certain = false
+	res.Uncertain = append(res.Uncertain, fmt.Sprintf("the scheduler dry-runs %d of %d nodes from a random offset, in parallel: probabilities assume each offset equally likely and nodes checked in order", num, len(potential)))
+	weights := map[string]*Outcome{}
+	for off := range potential {
+		var nv, v []*Candidate
+		for i := range potential {
+			cd := cs.get(potential[(off+i)%len(potential)])
+			if cd == nil {
+				continue
+			}
+			if cd.PDBViolations == 0 {
+				if len(nv) < num {
+					nv = append(nv, cd)
+				}
+			} else if len(v) < num {
+				v = append(v, cd)
+			}
+			if len(nv) > 0 && len(nv)+len(v) >= num {
+				break
+			}
+		}
+		for _, o := range c.pick(append(nv, v...), 1/float64(len(potential)), res) {
+			if w, ok := weights[o.Node]; ok {
+				w.Probability += o.Probability
+			} else {
+				o := o
+				weights[o.Node] = &o
+			}
+		}
+	}
+	var out []Outcome
+	for _, o := range weights {
+		out = append(out, *o)
+	}
+	sortOutcomes(out)
+	return out
 }
 
 func numCandidates(nodes int32, r rules.SchedulerRules) int32 {
