@@ -51,73 +51,21 @@ func (o *Options) runPod(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ns, name := o.ref.Namespace, o.ref.Name
-	i := slices.IndexFunc(cl.Pods, func(p *corev1.Pod) bool { return p.Namespace == ns && p.Name == name })
-	if i < 0 {
-		if o.offline() {
-			return withCode(ExitNotFound, "pod %s/%s is not in the files (check the name and -n NAMESPACE)", ns, name)
-		}
-		return withCode(ExitNotFound, "pod %s/%s not found (check the name and -n NAMESPACE)", ns, name)
+	pod, err := o.pendingPod(cl)
+	if err != nil {
+		return err
 	}
-	pod := cl.Pods[i].DeepCopy()
-	switch {
-	case pod.Spec.NodeName != "":
-		return withCode(ExitUsage, "pod %s/%s already runs on node %s: preemption is decided only for a pending pod", ns, name, pod.Spec.NodeName)
-	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
-		return withCode(ExitUsage, "pod %s/%s has finished (%s): the scheduler does not schedule it", ns, name, pod.Status.Phase)
+	sr, unmodelled, err := o.schedulerRules(pod)
+	if err != nil {
+		return err
 	}
-	var warnings []string
-	if pod.Spec.Priority == nil { // a manifest: admission has not run
-		preemption.ApplyDefaults(pod)
-		if err := preemption.ResolvePriority(pod, cl.PriorityClasses); err != nil {
-			code := ExitError
-			if errors.Is(err, preemption.ErrUnknownPriorityClass) {
-				code = ExitBadFile
-			}
-			return withCode(code, "%v", err)
-		}
-		if pod.UID == "" {
-			pod.UID = "scale-preview-pending-pod"
-		}
-	}
-	if o.offline() && !cl.Kinds["Node"] {
-		return withCode(ExitBadFile, "the files hold no Node: the scheduler's choice depends on every node (add kubectl get nodes -o yaml)")
-	}
-	if len(cl.Nodes) == 0 {
-		return withCode(ExitError, "the cluster has no nodes: nothing to schedule on")
-	}
-	if len(pod.Spec.SchedulingGates) > 0 {
-		return withCode(ExitUsage, "pod %s/%s has scheduling gates: the scheduler does not try it until they are removed", ns, name)
-	}
-	sr := rules.Scheduler(o.minor, o.gates)
-	var unmodelled []string
-	if o.SchedulerConfig != "" {
-		data, err := os.ReadFile(o.SchedulerConfig)
-		if err != nil {
-			return &source.FileError{Name: o.SchedulerConfig, Err: err}
-		}
-		sc, err := preemption.ParseSchedulerConfig(data, pod.Spec.SchedulerName)
-		if err != nil {
-			return &source.FileError{Name: o.SchedulerConfig, Err: err}
-		}
-		if sc.MinCandidateNodesPercentage != nil {
-			sr.MinCandidateNodesPercentage = *sc.MinCandidateNodesPercentage
-		}
-		if sc.MinCandidateNodesAbsolute != nil {
-			sr.MinCandidateNodesAbsolute = *sc.MinCandidateNodesAbsolute
-		}
-		unmodelled = sc.Unmodelled
-	} else if pod.Spec.SchedulerName != corev1.DefaultSchedulerName {
-		unmodelled = append(unmodelled, fmt.Sprintf("schedulerName %q: its profile is unknown (pass --scheduler-config)", pod.Spec.SchedulerName))
-	}
-	warnings = append(warnings, clusterWarnings(cl)...)
 	res, err := preemption.Predict(preemption.Input{Nodes: cl.Nodes, Pods: cl.Pods, PDBs: cl.PDBs, Namespaces: cl.Namespaces,
 		Preemptor: pod, Rules: sr, Unmodelled: unmodelled})
 	if err != nil {
 		return err
 	}
 	pred := podPrediction(pod, res, cl, sr, info, o)
-	pred.Warnings = append(append(res.Uncertain, warnings...), cl.Notes...)
+	pred.Warnings = append(append(res.Uncertain, clusterWarnings(cl)...), cl.Notes...)
 	if o.SchedulerConfig == "" {
 		pred.Warnings = append(pred.Warnings, "assumes the default scheduler profile and no extenders (pass --scheduler-config otherwise)")
 	}
@@ -137,6 +85,76 @@ func (o *Options) runPod(ctx context.Context) error {
 		return errUncertain
 	}
 	return nil
+}
+
+// pendingPod is the named pod, checked to be one the scheduler would
+// try, with a manifest's priority resolved as admission would.
+func (o *Options) pendingPod(cl *source.Cluster) (*corev1.Pod, error) {
+	ns, name := o.ref.Namespace, o.ref.Name
+	i := slices.IndexFunc(cl.Pods, func(p *corev1.Pod) bool { return p.Namespace == ns && p.Name == name })
+	if i < 0 {
+		if o.offline() {
+			return nil, withCode(ExitNotFound, "pod %s/%s is not in the files (check the name and -n NAMESPACE)", ns, name)
+		}
+		return nil, withCode(ExitNotFound, "pod %s/%s not found (check the name and -n NAMESPACE)", ns, name)
+	}
+	pod := cl.Pods[i].DeepCopy()
+	switch {
+	case pod.Spec.NodeName != "":
+		return nil, withCode(ExitUsage, "pod %s/%s already runs on node %s: preemption is decided only for a pending pod", ns, name, pod.Spec.NodeName)
+	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+		return nil, withCode(ExitUsage, "pod %s/%s has finished (%s): the scheduler does not schedule it", ns, name, pod.Status.Phase)
+	}
+	if pod.Spec.Priority == nil { // a manifest: admission has not run
+		preemption.ApplyDefaults(pod)
+		if err := preemption.ResolvePriority(pod, cl.PriorityClasses); err != nil {
+			code := ExitError
+			if errors.Is(err, preemption.ErrUnknownPriorityClass) {
+				code = ExitBadFile
+			}
+			return nil, withCode(code, "%v", err)
+		}
+		if pod.UID == "" {
+			pod.UID = "scale-preview-pending-pod"
+		}
+	}
+	if o.offline() && !cl.Kinds["Node"] {
+		return nil, withCode(ExitBadFile, "the files hold no Node: the scheduler's choice depends on every node (add kubectl get nodes -o yaml)")
+	}
+	if len(cl.Nodes) == 0 {
+		return nil, withCode(ExitError, "the cluster has no nodes: nothing to schedule on")
+	}
+	if len(pod.Spec.SchedulingGates) > 0 {
+		return nil, withCode(ExitUsage, "pod %s/%s has scheduling gates: the scheduler does not try it until they are removed", ns, name)
+	}
+	return pod, nil
+}
+
+// schedulerRules are the version's rules with --scheduler-config's
+// candidate sampling, and what the profile has that is not modelled.
+func (o *Options) schedulerRules(pod *corev1.Pod) (rules.SchedulerRules, []string, error) {
+	sr := rules.Scheduler(o.minor, o.gates)
+	if o.SchedulerConfig == "" {
+		if pod.Spec.SchedulerName != corev1.DefaultSchedulerName {
+			return sr, []string{fmt.Sprintf("schedulerName %q: its profile is unknown (pass --scheduler-config)", pod.Spec.SchedulerName)}, nil
+		}
+		return sr, nil, nil
+	}
+	data, err := os.ReadFile(o.SchedulerConfig)
+	if err != nil {
+		return sr, nil, &source.FileError{Name: o.SchedulerConfig, Err: err}
+	}
+	sc, err := preemption.ParseSchedulerConfig(data, pod.Spec.SchedulerName)
+	if err != nil {
+		return sr, nil, &source.FileError{Name: o.SchedulerConfig, Err: err}
+	}
+	if sc.MinCandidateNodesPercentage != nil {
+		sr.MinCandidateNodesPercentage = *sc.MinCandidateNodesPercentage
+	}
+	if sc.MinCandidateNodesAbsolute != nil {
+		sr.MinCandidateNodesAbsolute = *sc.MinCandidateNodesAbsolute
+	}
+	return sr, sc.Unmodelled, nil
 }
 
 // loadCluster reads the scheduler's view from files or the cluster, and
