@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
@@ -78,47 +79,15 @@ func (o *Options) runNode(ctx context.Context) error {
 	if node == nil {
 		return withCode(ExitNotFound, "node %q is not in the files (save it with kubectl get node %s -o yaml)", o.ref.Name, o.ref.Name)
 	}
-	info := prediction.RulesInfo{VersionSource: "flag", VersionDetail: "--kube-version " + o.KubeVersion}
-	if o.minor == 0 {
-		kv := node.Status.NodeInfo.KubeletVersion
-		if kv == "" {
-			o.minor = rules.Newest
-			info = prediction.RulesInfo{VersionSource: "default", VersionDetail: "the node reports no kubelet version; choose with --kube-version"}
-		} else {
-			if o.minor, err = rules.ParseMinor(kv); err != nil {
-				return withCode(ExitUsage, "node %s: %v", node.Name, err)
-			}
-			info = prediction.RulesInfo{VersionSource: "kubelet", VersionDetail: "status.nodeInfo.kubeletVersion " + kv}
-		}
-	}
-	rs, err := rules.For(o.minor, o.gates)
-	if err != nil {
-		return withCode(ExitUsage, "%v", err)
-	}
-	assume, err := o.assumptions()
+	rs, info, err := o.kubeletRules(node)
 	if err != nil {
 		return err
 	}
-	for sig := range assume {
-		if !sig.Valid(rs.Kubelet) {
-			return withCode(ExitUsage, "--assume: signal %s does not exist in the kubelet of Kubernetes 1.%d", sig, rs.Minor)
-		}
-	}
-	cfg, err := kubeletConfig(snap, rs)
+	in, assumedSummary, err := o.evictionInput(snap, node, rs)
 	if err != nil {
 		return err
 	}
-	summary, assumedSummary, err := o.nodeSummary(snap, node)
-	if err != nil {
-		return err
-	}
-	var pods []*corev1.Pod
-	for _, p := range snap.Pods {
-		if p.Spec.NodeName == node.Name {
-			pods = append(pods, p)
-		}
-	}
-	res, err := eviction.Predict(eviction.Input{Node: node, Pods: pods, Summary: summary, Config: cfg, Rules: rs, Now: o.now, Assume: assume, NoPodStats: assumedSummary != nil})
+	res, err := eviction.Predict(in)
 	var me *eviction.MismatchError
 	switch {
 	case errors.As(err, &me):
@@ -131,21 +100,7 @@ func (o *Options) runNode(ctx context.Context) error {
 	res.Assumed = append(res.Assumed, assumedSummary...)
 	res.Assumed = append(res.Assumed, snap.Kubelet.Unavailable...)
 	res.KubeletReads = kubeletReads(snap, o.offline())
-	pred := &prediction.Prediction{
-		Target:        prediction.Target{Kind: snapshot.Node, Name: node.Name},
-		ReferenceTime: o.now,
-		Rules:         info,
-		Victims:       res.Victims,
-		Certain:       res.Certain && len(res.Assumed) == 0,
-		Eviction:      res,
-		Warnings:      snap.Notes,
-		Incomplete:    append(append([]string{}, res.Uncertain...), res.Assumed...),
-	}
-	pred.Rules.KubernetesVersion = rs.Version()
-	pred.Rules.FeatureGates = rs.GatesOf(rules.KindKubelet)
-	pred.Rules.Overridden = rs.Overridden
-	pred.Message = nodeMessage(res)
-	pred.Normalize()
+	pred := nodePrediction(node, res, rs, info, snap.Notes, o.now)
 	switch {
 	case o.printer != nil:
 		err = o.printer.PrintObj(pred, o.Out)
@@ -161,6 +116,80 @@ func (o *Options) runNode(ctx context.Context) error {
 		return uncertainError(pred)
 	}
 	return nil
+}
+
+// kubeletRules are the rules of --kube-version, else of the node's
+// kubelet version, else the newest.
+func (o *Options) kubeletRules(node *corev1.Node) (rules.RuleSet, prediction.RulesInfo, error) {
+	info := prediction.RulesInfo{VersionSource: "flag", VersionDetail: "--kube-version " + o.KubeVersion}
+	if o.minor == 0 {
+		kv := node.Status.NodeInfo.KubeletVersion
+		if kv == "" {
+			o.minor = rules.Newest
+			info = prediction.RulesInfo{VersionSource: "default", VersionDetail: "the node reports no kubelet version; choose with --kube-version"}
+		} else {
+			var err error
+			if o.minor, err = rules.ParseMinor(kv); err != nil {
+				return rules.RuleSet{}, info, withCode(ExitUsage, "node %s: %v", node.Name, err)
+			}
+			info = prediction.RulesInfo{VersionSource: "kubelet", VersionDetail: "status.nodeInfo.kubeletVersion " + kv}
+		}
+	}
+	rs, err := rules.For(o.minor, o.gates)
+	if err != nil {
+		return rs, info, withCode(ExitUsage, "%v", err)
+	}
+	return rs, info, nil
+}
+
+// evictionInput is the eviction model's input: the node's pods, its
+// summary and configuration, and --assume checked against the version.
+func (o *Options) evictionInput(snap *snapshot.Snapshot, node *corev1.Node, rs rules.RuleSet) (eviction.Input, []string, error) {
+	assume, err := o.assumptions()
+	if err != nil {
+		return eviction.Input{}, nil, err
+	}
+	for sig := range assume {
+		if !sig.Valid(rs.Kubelet) {
+			return eviction.Input{}, nil, withCode(ExitUsage, "--assume: signal %s does not exist in the kubelet of Kubernetes 1.%d", sig, rs.Minor)
+		}
+	}
+	cfg, err := kubeletConfig(snap, rs)
+	if err != nil {
+		return eviction.Input{}, nil, err
+	}
+	summary, assumedSummary, err := o.nodeSummary(snap, node)
+	if err != nil {
+		return eviction.Input{}, nil, err
+	}
+	var pods []*corev1.Pod
+	for _, p := range snap.Pods {
+		if p.Spec.NodeName == node.Name {
+			pods = append(pods, p)
+		}
+	}
+	in := eviction.Input{Node: node, Pods: pods, Summary: summary, Config: cfg, Rules: rs, Now: o.now, Assume: assume, NoPodStats: assumedSummary != nil}
+	return in, assumedSummary, nil
+}
+
+// nodePrediction is the eviction result as the printers' prediction.
+func nodePrediction(node *corev1.Node, res *eviction.Result, rs rules.RuleSet, info prediction.RulesInfo, notes []string, now time.Time) *prediction.Prediction {
+	pred := &prediction.Prediction{
+		Target:        prediction.Target{Kind: snapshot.Node, Name: node.Name},
+		ReferenceTime: now,
+		Rules:         info,
+		Victims:       res.Victims,
+		Certain:       res.Certain && len(res.Assumed) == 0,
+		Eviction:      res,
+		Warnings:      notes,
+		Incomplete:    append(append([]string{}, res.Uncertain...), res.Assumed...),
+	}
+	pred.Rules.KubernetesVersion = rs.Version()
+	pred.Rules.FeatureGates = rs.GatesOf(rules.KindKubelet)
+	pred.Rules.Overridden = rs.Overridden
+	pred.Message = nodeMessage(res)
+	pred.Normalize()
+	return pred
 }
 
 func nodeMessage(r *eviction.Result) string {
