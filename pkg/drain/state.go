@@ -110,7 +110,6 @@ type state struct {
 	raced  []*Replacement // replacements whose scheduling depends on eviction order
 	broken []string       // budgets --disable-eviction breaks
 	sched  []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
-	infos  *scheduling.InfoCache
 	// view is the scheduler's cache of the live pods, built at the first
 	// placement and kept current by setPod and forget.
 	view    *scheduling.View
@@ -154,7 +153,7 @@ type facts struct {
 // newState is the cluster once kubectl has cordoned every named node,
 // before any eviction: the start of every run (clone).
 func newState(in Input) *state {
-	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), cordoned: map[string]bool{}, infos: scheduling.NewInfoCache()}
+	s := &state{in: in, owners: disruption.NewOwners(in.Workloads), cordoned: map[string]bool{}}
 	s.byOwner = map[types.UID][]*podState{}
 	for _, p := range in.Pods {
 		s.add(&podState{pod: p, key: p.Namespace + "/" + p.Name})
@@ -172,7 +171,7 @@ func newState(in Input) *state {
 		s.initialBudget(bs)
 		s.budgets = append(s.budgets, bs)
 	}
-	s.view, s.viewErr = scheduling.NewView(s.schedNodes(), s.livePods(), in.Namespaces, in.Scheduler, s.infos)
+	s.view, s.viewErr = scheduling.NewView(s.schedNodes(), s.livePods(), in.Namespaces, in.Scheduler)
 	return s
 }
 
@@ -211,9 +210,9 @@ func (s *state) selectMembers(budgets []*disruption.Budget) []*budgetState {
 
 // clone is one run's own copy of the start, under variant v. The runs
 // share what never changes: the input, the owners, the nodes and what
-// placement read of each pod.
+// placement read of each pod (the view's pod infos).
 func (s *state) clone(v variant) *state {
-	c := &state{in: s.in, owners: s.owners, cordoned: s.cordoned, notes: slices.Clone(s.notes), v: v, sched: s.sched, infos: s.infos}
+	c := &state{in: s.in, owners: s.owners, cordoned: s.cordoned, notes: slices.Clone(s.notes), v: v, sched: s.sched}
 	backing := make([]podState, len(s.pods))
 	c.pods = make([]*podState, len(s.pods))
 	for i, p := range s.pods {
@@ -380,7 +379,7 @@ func (s *state) markStarting(p *podState) {
 // placement runs the scheduler's filters for pod over the live pods.
 func (s *state) placement(pod *corev1.Pod) (scheduling.Placement, error) {
 	if s.view == nil && s.viewErr == nil { // remember met an error
-		s.view, s.viewErr = scheduling.NewView(s.schedNodes(), s.livePods(), s.in.Namespaces, s.in.Scheduler, s.infos)
+		s.view, s.viewErr = scheduling.NewView(s.schedNodes(), s.livePods(), s.in.Namespaces, s.in.Scheduler)
 	}
 	if s.viewErr != nil {
 		return scheduling.Placement{}, s.viewErr

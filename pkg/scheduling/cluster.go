@@ -68,7 +68,7 @@ func NewCluster(in Input) (*Cluster, error) {
 			others = append(others, p)
 		}
 	}
-	v, err := NewView(in.Nodes, others, in.Namespaces, in.Rules, in.Cache)
+	v, err := NewView(in.Nodes, others, in.Namespaces, in.Rules)
 	if err != nil {
 		return nil, err
 	}

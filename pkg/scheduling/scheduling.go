@@ -29,33 +29,6 @@ type Input struct {
 	// Pod is the pod being scheduled, its spec.priority resolved.
 	Pod   *corev1.Pod
 	Rules rules.SchedulerRules
-	// Cache, when set, keeps each bound pod's requests, ports and terms
-	// for the next cluster built over the same pod objects.
-	Cache *InfoCache
-}
-
-// InfoCache keeps what the filters read of each bound pod, by pod object:
-// a caller that changes a pod passes a new object. One cache serves one
-// rule set.
-type InfoCache struct{ m map[*corev1.Pod]*PodInfo }
-
-// NewInfoCache returns an empty cache.
-func NewInfoCache() *InfoCache { return &InfoCache{m: map[*corev1.Pod]*PodInfo{}} }
-
-// boundInfo is newPodInfo for a bound pod, through the cache (nil: none).
-func (c *InfoCache) boundInfo(p *corev1.Pod, r rules.SchedulerRules, scratch corev1.ResourceList) (*PodInfo, error) {
-	if c == nil {
-		return newPodInfo(p, r, true, scratch)
-	}
-	if pi, ok := c.m[p]; ok {
-		return pi, nil
-	}
-	pi, err := newPodInfo(p, r, true, scratch)
-	if err != nil {
-		return nil, err
-	}
-	c.m[p] = pi
-	return pi, nil
 }
 
 // Placement is where a pod can go: the nodes where every filter passes,

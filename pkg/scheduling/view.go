@@ -19,7 +19,6 @@ import (
 // not every pod again. A drain places one replacement after another in it.
 type View struct {
 	rules    rules.SchedulerRules
-	cache    *InfoCache
 	nodes    []*NodeState // in the scheduler's snapshot order
 	byName   map[string]*NodeState
 	nsLabels map[string]labels.Set // nil: namespaces unknown
@@ -35,10 +34,9 @@ type View struct {
 
 // NewView builds the cache over nodes and pods (bound ones, and pending
 // ones with a nomination; finished pods and pods of unknown nodes are not
-// in the scheduler's cache). cache (may be nil) keeps what was read of
-// each pod object for other views over the same objects.
-func NewView(nodes []*corev1.Node, pods []*corev1.Pod, namespaces []*corev1.Namespace, r rules.SchedulerRules, cache *InfoCache) (*View, error) {
-	v := &View{rules: r, cache: cache, byName: map[string]*NodeState{}, bound: map[*corev1.Pod]*PodInfo{}, scratch: corev1.ResourceList{}}
+// in the scheduler's cache).
+func NewView(nodes []*corev1.Node, pods []*corev1.Pod, namespaces []*corev1.Namespace, r rules.SchedulerRules) (*View, error) {
+	v := &View{rules: r, byName: map[string]*NodeState{}, bound: map[*corev1.Pod]*PodInfo{}, scratch: corev1.ResourceList{}}
 	if namespaces != nil {
 		v.nsLabels = map[string]labels.Set{}
 		for _, ns := range namespaces {
@@ -74,7 +72,7 @@ func (v *View) Add(p *corev1.Pod) error {
 	if n == nil {
 		return nil // no NodeInfo without its Node in the snapshot
 	}
-	pi, err := v.cache.boundInfo(p, v.rules, v.scratch)
+	pi, err := newPodInfo(p, v.rules, true, v.scratch)
 	if err != nil {
 		return err
 	}

@@ -155,41 +155,6 @@ func (rc *randCluster) step(pending *corev1.Pod, node string) {
 	}
 }
 
-// Placing a run of pods with one cache (it serves one rule set) gives
-// exactly the answers of placing each afresh, over random clusters, rule
-// sets and namespaces.
-func TestPlaceCacheEqualsFresh(t *testing.T) {
-	ruleSets := []rules.SchedulerRules{rules.Scheduler(rules.Newest, nil), rules.Scheduler(23, nil),
-		rules.Scheduler(rules.Newest, map[string]bool{rules.InPlacePodVerticalScaling: false, rules.PodLevelResources: false})}
-	placed := 0
-	for seed := range uint64(300) {
-		rc := newRandCluster(seed)
-		cache := NewInfoCache()
-		for step := range 12 {
-			pending := rc.pod(false)
-			in := Input{Nodes: rc.nodes, Pods: rc.pods, Pod: pending, Rules: ruleSets[int(seed)%len(ruleSets)]}
-			if seed%2 == 0 {
-				in.Namespaces = rc.ns
-			}
-			want, wantErr := Place(in)
-			in.Cache = cache
-			got, gotErr := Place(in)
-			if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) || !reflect.DeepEqual(want, got) {
-				t.Fatalf("seed %d step %d: cached %+v %v, fresh %+v %v", seed, step, got, gotErr, want, wantErr)
-			}
-			node := ""
-			if len(want.Feasible) > 0 {
-				node = want.Feasible[rc.r.IntN(len(want.Feasible))]
-				placed++
-			}
-			rc.step(pending, node)
-		}
-	}
-	if placed < 500 {
-		t.Fatalf("only %d pods placed: the random clusters are too full to test much", placed)
-	}
-}
-
 // largeCluster is issue 34's cluster (5,000 nodes, 150,000 pods; -short:
 // 200 nodes) without its pending pod.
 func largeCluster() Input {
@@ -202,33 +167,23 @@ func largeCluster() Input {
 }
 
 // BenchmarkPlaceLargeCluster places one small replacement pod after
-// another in the large cluster: fresh reads every pod on each call,
-// cached reads each pod once (the first call is outside the timer), and
-// view places in a View built once, as the drain does.
+// another in the large cluster: fresh builds the scheduler's cluster over
+// every pod on each call; view places in a View built once, as the drain
+// does.
 func BenchmarkPlaceLargeCluster(b *testing.B) {
 	in := largeCluster()
 	in.Pod = pod("replacement", "", "100m")
 	in.Pod.Namespace = in.Pods[0].Namespace
-	for _, cached := range []bool{false, true} {
-		b.Run(fmt.Sprintf("cached=%v", cached), func(b *testing.B) {
-			in := in
-			if cached {
-				in.Cache = NewInfoCache()
+	b.Run("fresh", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if pl, err := Place(in); err != nil || len(pl.Feasible) == 0 && pl.FitError == "" {
+				b.Fatalf("%v %+v", err, pl)
 			}
-			if _, err := Place(in); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				if pl, err := Place(in); err != nil || len(pl.Feasible) == 0 && pl.FitError == "" {
-					b.Fatalf("%v %+v", err, pl)
-				}
-			}
-		})
-	}
+		}
+	})
 	b.Run("view", func(b *testing.B) {
-		v, err := NewView(in.Nodes, in.Pods, nil, in.Rules, nil)
+		v, err := NewView(in.Nodes, in.Pods, nil, in.Rules)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -248,7 +203,9 @@ func BenchmarkPlaceLargeCluster(b *testing.B) {
 // takes a new view, as a drain's cordons come before any placement. A
 // clone changes apart from its original.
 func TestViewEqualsFresh(t *testing.T) {
-	ruleSets := []rules.SchedulerRules{rules.Scheduler(rules.Newest, nil), rules.Scheduler(23, nil)}
+	ruleSets := []rules.SchedulerRules{rules.Scheduler(rules.Newest, nil), rules.Scheduler(23, nil),
+		rules.Scheduler(rules.Newest, map[string]bool{rules.InPlacePodVerticalScaling: false, rules.PodLevelResources: false})}
+	placed := 0
 	for seed := range uint64(300) {
 		rc := newRandCluster(seed)
 		extra := rand.New(rand.NewPCG(seed, 35))
@@ -261,7 +218,7 @@ func TestViewEqualsFresh(t *testing.T) {
 		for step := range 12 {
 			if view == nil {
 				var err error
-				if view, err = NewView(rc.nodes, rc.pods, ns, r, NewInfoCache()); err != nil {
+				if view, err = NewView(rc.nodes, rc.pods, ns, r); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -274,6 +231,7 @@ func TestViewEqualsFresh(t *testing.T) {
 			node := ""
 			if len(want.Feasible) > 0 {
 				node = want.Feasible[rc.r.IntN(len(want.Feasible))]
+				placed++
 			}
 			pods, nodes := slices.Clone(rc.pods), slices.Clone(rc.nodes)
 			rc.step(pending, node)
@@ -309,5 +267,8 @@ func TestViewEqualsFresh(t *testing.T) {
 				}
 			}
 		}
+	}
+	if placed < 500 {
+		t.Fatalf("only %d pods placed: the random clusters are too full to test much", placed)
 	}
 }
