@@ -277,10 +277,34 @@ func (s *simulation) addGraces(i int, t Threshold, act []Threshold, rep *podInfo
 
 func (s *simulation) indexOf(p *podInfo) int { return slices.Index(s.pods, p) }
 
+// run follows synchronize step by step from the snapshot: the local
+// storage violators first, then one ranking's first group per step, every
+// branch of a tie or of a choice of thresholds weighed.
 func (s *simulation) run() {
 	st := &simState{evicted: make([]int, len(s.members)), prob: 1, obs: s.obs0}
-	step := 1
-	// Local storage first: every violator in one sync.
+	s.firstActive = s.active(s.obs0, nil)
+	step := s.evictLocalStorage(st)
+	if s.noRanking {
+		return
+	}
+	states := []*simState{st}
+	for ; len(states) > 0 && step <= len(s.pods)+1; step++ {
+		next := map[string]*simState{}
+		for _, st := range states {
+			s.syncStep(st, step, next)
+		}
+		states = slices.Collect(maps.Values(next))
+		if len(states) > maxStates {
+			s.truncated = true
+			slices.SortFunc(states, func(a, b *simState) int { return cmp.Compare(b.prob, a.prob) })
+			states = states[:maxStates]
+		}
+	}
+}
+
+// evictLocalStorage is the first sync's local storage evictions: every
+// violator at once. It returns the next step.
+func (s *simulation) evictLocalStorage(st *simState) int {
 	var violators []int
 	for i, p := range s.pods {
 		if p.LocalStorage == "" {
@@ -292,90 +316,95 @@ func (s *simulation) run() {
 			violators = append(violators, i)
 		}
 	}
-	s.firstActive = s.active(s.obs0, nil)
-	if len(violators) > 0 {
-		// synchronize records the thresholds met before it evicts for
-		// local storage: the next sync still owes their minimum reclaim.
-		// It records only those whose grace period is served, and this
-		// sync is the first to see a soft threshold (the what-if starts
-		// now), so only hard ones are owed.
-		st.prev = slices.DeleteFunc(slices.Clone(s.firstActive), func(t Threshold) bool { return !t.Hard() })
-		for _, i := range violators {
-			c := s.classOf[i]
-			// Violation is part of the class key: the whole class goes.
-			s.acc[c][step] += 1.0 / float64(len(s.members[c]))
-			st.evicted[c]++
-			st.obs = s.free(st.obs, s.pods[i])
-			s.grace[i][s.hardGrace()] = true
-		}
-		step++
+	if len(violators) == 0 {
+		return 1
 	}
-	if s.noRanking {
+	// synchronize records the thresholds met before it evicts for local
+	// storage: the next sync still owes their minimum reclaim. It records
+	// only those whose grace period is served, and this sync is the first
+	// to see a soft threshold (the what-if starts now), so only hard ones
+	// are owed.
+	st.prev = slices.DeleteFunc(slices.Clone(s.firstActive), func(t Threshold) bool { return !t.Hard() })
+	for _, i := range violators {
+		c := s.classOf[i]
+		// Violation is part of the class key: the whole class goes.
+		s.acc[c][1] += 1.0 / float64(len(s.members[c]))
+		st.evicted[c]++
+		st.obs = s.free(st.obs, s.pods[i])
+		s.grace[i][s.hardGrace()] = true
+	}
+	return 2
+}
+
+// syncStep is one synchronize from st: for each threshold it may act on,
+// the ranking's first group, each class of it a branch into next.
+func (s *simulation) syncStep(st *simState, step int, next map[string]*simState) {
+	act := s.active(st.obs, st.prev)
+	if len(act) == 0 {
 		return
 	}
-	states := []*simState{st}
-	for ; len(states) > 0 && step <= len(s.pods)+1; step++ {
-		next := map[string]*simState{}
-		for _, st := range states {
-			act := s.active(st.obs, st.prev)
-			if len(act) == 0 {
-				continue
-			}
-			choices := s.choices(act)
-			for _, t := range choices {
-				p := st.prob / float64(len(choices))
-				r := rankingFor(t.Signal, s.layout)
-				if s.firstRanking == nil {
-					s.firstRanking, s.firstSignal = &r, t.Signal
-				}
-				if r.Kind == "disk" {
-					s.diskReclaim = true
-				}
-				if !s.in.Rules.Kubelet.NodeReclaimMinReclaim && s.layout.garbageCollects(t.Signal) && !s.anyMet(st.obs) {
-					// Only minimum reclaim holds the threshold: the
-					// garbage collection is taken to have reclaimed enough.
-					s.reclaimSettles = true
-					continue
-				}
-				sorted, groups := r.rank(s.remaining(st))
-				first := slices.IndexFunc(sorted, func(p *podInfo) bool { return p.Critical == "" })
-				if first < 0 {
-					s.stuck = true
-					continue
-				}
-				var group []*podInfo
-				for j := range sorted {
-					if groups[j] == groups[first] && sorted[j].Critical == "" {
-						group = append(group, sorted[j])
-					}
-				}
-				perClass := map[int]int{}
-				for _, g := range group {
-					perClass[s.classOf[s.indexOf(g)]]++
-				}
-				for c, n := range perClass {
-					pc := p * float64(n) / float64(len(group))
-					s.acc[c][step] += pc / float64(len(s.members[c]))
-					rep := s.pods[s.members[c][st.evicted[c]]]
-					for _, i := range s.members[c] {
-						s.addGraces(i, t, act, rep)
-					}
-					ns := &simState{evicted: slices.Clone(st.evicted), prob: pc, obs: s.free(st.obs, rep), prev: act}
-					ns.evicted[c]++
-					key := fmt.Sprint(ns.evicted, thresholdsKey(act))
-					if old, ok := next[key]; ok {
-						old.prob += pc
-					} else {
-						next[key] = ns
-					}
-				}
-			}
+	choices := s.choices(act)
+	for _, t := range choices {
+		r := rankingFor(t.Signal, s.layout)
+		if s.firstRanking == nil {
+			s.firstRanking, s.firstSignal = &r, t.Signal
 		}
-		states = slices.Collect(maps.Values(next))
-		if len(states) > maxStates {
-			s.truncated = true
-			slices.SortFunc(states, func(a, b *simState) int { return cmp.Compare(b.prob, a.prob) })
-			states = states[:maxStates]
+		if r.Kind == "disk" {
+			s.diskReclaim = true
+		}
+		if !s.in.Rules.Kubelet.NodeReclaimMinReclaim && s.layout.garbageCollects(t.Signal) && !s.anyMet(st.obs) {
+			// Only minimum reclaim holds the threshold: the garbage
+			// collection is taken to have reclaimed enough.
+			s.reclaimSettles = true
+			continue
+		}
+		group := s.firstGroup(r, st)
+		if group == nil {
+			s.stuck = true
+			continue
+		}
+		s.branch(st, step, t, act, group, st.prob/float64(len(choices)), next)
+	}
+}
+
+// firstGroup is the ranking's first tie group of evictable pods left;
+// nil when every pod left is critical.
+func (s *simulation) firstGroup(r ranking, st *simState) []*podInfo {
+	sorted, groups := r.rank(s.remaining(st))
+	first := slices.IndexFunc(sorted, func(p *podInfo) bool { return p.Critical == "" })
+	if first < 0 {
+		return nil
+	}
+	var group []*podInfo
+	for j := range sorted {
+		if groups[j] == groups[first] && sorted[j].Critical == "" {
+			group = append(group, sorted[j])
+		}
+	}
+	return group
+}
+
+// branch evicts one of group (of probability p): a state per class, the
+// class's odds its share of the group; states alike are merged in next.
+func (s *simulation) branch(st *simState, step int, t Threshold, act []Threshold, group []*podInfo, p float64, next map[string]*simState) {
+	perClass := map[int]int{}
+	for _, g := range group {
+		perClass[s.classOf[s.indexOf(g)]]++
+	}
+	for c, n := range perClass {
+		pc := p * float64(n) / float64(len(group))
+		s.acc[c][step] += pc / float64(len(s.members[c]))
+		rep := s.pods[s.members[c][st.evicted[c]]]
+		for _, i := range s.members[c] {
+			s.addGraces(i, t, act, rep)
+		}
+		ns := &simState{evicted: slices.Clone(st.evicted), prob: pc, obs: s.free(st.obs, rep), prev: act}
+		ns.evicted[c]++
+		key := fmt.Sprint(ns.evicted, thresholdsKey(act))
+		if old, ok := next[key]; ok {
+			old.prob += pc
+		} else {
+			next[key] = ns
 		}
 	}
 }
@@ -409,21 +438,8 @@ func (s *simulation) closest() (Signal, bool) {
 
 // fill writes the order, fates and grace periods into the result.
 func (s *simulation) fill(res *Result) {
-	const sure = 1 - 1e-9
 	res.LocalStorage = append(res.LocalStorage, s.localStorage...)
-	sig := s.firstSignal
-	if s.firstRanking == nil {
-		if c, ok := s.closest(); ok {
-			sig = c
-		} else {
-			sig = MemoryAvailable
-		}
-		if res.UnderPressure && len(s.localStorage) > 0 {
-			res.Notes = append(res.Notes, fmt.Sprintf("the local-storage evictions free enough: no pod is evicted for pressure; shown is the order the kubelet would use for %s", sig))
-		} else {
-			res.Notes = append(res.Notes, fmt.Sprintf("no threshold is met: shown is the order the kubelet would use for %s, the signal nearest its threshold (try --assume %s=...)", sig, sig))
-		}
-	}
+	sig := s.shownSignal(res)
 	r := rankingFor(sig, s.layout)
 	res.Signal, res.Ranking = string(sig), r.String()
 	if s.stuck {
@@ -435,49 +451,12 @@ func (s *simulation) fill(res *Result) {
 		size[g]++
 	}
 	for j, p := range sorted {
-		i := s.indexOf(p)
-		use, _, req := r.usage(p)
-		if r.Kind == "disk" && r.Inodes {
-			req = p.InodeRequest
-		}
-		c := Candidate{Pod: p.Name, UID: string(p.Pod.UID), QOSClass: p.QOS, Priority: p.Priority, Usage: use, Request: req,
-			InStats: p.Stats != nil, Position: j + 1, Exempt: p.Critical}
+		c := s.candidate(r, sorted, j)
 		if size[groups[j]] > 1 {
 			g := groups[j]
 			c.TieGroup = &g
 		}
-		if j+1 < len(sorted) {
-			_, d := r.compare(p, sorted[j+1])
-			if d.Rule == RuleTie {
-				d.Text = "exact tie: the kubelet's unstable sort over pods in map order decides"
-			}
-			c.DecidedBy = &d
-		}
-		probs := s.acc[s.classOf[i]]
-		total := 0.0
-		bestStep, bestP := 0, 0.0
-		for _, st := range slices.Sorted(maps.Keys(probs)) {
-			total += probs[st]
-			if probs[st] > bestP {
-				bestStep, bestP = st, probs[st]
-			}
-		}
-		if 1-total > bestP {
-			bestStep, bestP = 0, 1-total
-		}
-		c.Step = bestStep
-		if bestP < sure {
-			c.PossibleSteps = slices.Sorted(maps.Keys(probs))
-		}
-		c.EvictProbability = min(max(total, 0), 1)
-		c.Certain = bestP >= sure
-		if gs := slices.Sorted(maps.Keys(s.grace[i])); len(gs) > 0 && total > 0 {
-			g := gs[0]
-			c.GracePeriodSeconds = &g
-			if len(gs) > 1 {
-				c.GraceAlternatives = gs
-			}
-		}
+		s.fate(&c, s.indexOf(p))
 		res.Order = append(res.Order, c)
 	}
 	// The number evicted: certain when every branch evicts as many, even
@@ -488,6 +467,74 @@ func (s *simulation) fill(res *Result) {
 	}
 	res.Cut = int(math.Round(expected))
 	res.Victims = likeliestVictims(res.Order, res.Cut)
+}
+
+// shownSignal is the signal whose ranking the order shows: the first one
+// acted on, else the one nearest its threshold (noted).
+func (s *simulation) shownSignal(res *Result) Signal {
+	if s.firstRanking != nil {
+		return s.firstSignal
+	}
+	sig, ok := s.closest()
+	if !ok {
+		sig = MemoryAvailable
+	}
+	if res.UnderPressure && len(s.localStorage) > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("the local-storage evictions free enough: no pod is evicted for pressure; shown is the order the kubelet would use for %s", sig))
+	} else {
+		res.Notes = append(res.Notes, fmt.Sprintf("no threshold is met: shown is the order the kubelet would use for %s, the signal nearest its threshold (try --assume %s=...)", sig, sig))
+	}
+	return sig
+}
+
+// candidate is sorted[j] in the order, with the rule that puts it before
+// the next.
+func (s *simulation) candidate(r ranking, sorted []*podInfo, j int) Candidate {
+	p := sorted[j]
+	use, _, req := r.usage(p)
+	if r.Kind == "disk" && r.Inodes {
+		req = p.InodeRequest
+	}
+	c := Candidate{Pod: p.Name, UID: string(p.Pod.UID), QOSClass: p.QOS, Priority: p.Priority, Usage: use, Request: req,
+		InStats: p.Stats != nil, Position: j + 1, Exempt: p.Critical}
+	if j+1 < len(sorted) {
+		_, d := r.compare(p, sorted[j+1])
+		if d.Rule == RuleTie {
+			d.Text = "exact tie: the kubelet's unstable sort over pods in map order decides"
+		}
+		c.DecidedBy = &d
+	}
+	return c
+}
+
+// fate is pod i's odds of eviction, its likeliest step and grace period.
+func (s *simulation) fate(c *Candidate, i int) {
+	const sure = 1 - 1e-9
+	probs := s.acc[s.classOf[i]]
+	total := 0.0
+	bestStep, bestP := 0, 0.0
+	for _, st := range slices.Sorted(maps.Keys(probs)) {
+		total += probs[st]
+		if probs[st] > bestP {
+			bestStep, bestP = st, probs[st]
+		}
+	}
+	if 1-total > bestP {
+		bestStep, bestP = 0, 1-total
+	}
+	c.Step = bestStep
+	if bestP < sure {
+		c.PossibleSteps = slices.Sorted(maps.Keys(probs))
+	}
+	c.EvictProbability = min(max(total, 0), 1)
+	c.Certain = bestP >= sure
+	if gs := slices.Sorted(maps.Keys(s.grace[i])); len(gs) > 0 && total > 0 {
+		g := gs[0]
+		c.GracePeriodSeconds = &g
+		if len(gs) > 1 {
+			c.GraceAlternatives = gs
+		}
+	}
 }
 
 // likeliestVictims are the cut pods most likely evicted (a tie at the cut
