@@ -230,116 +230,29 @@ func sorted(res *Result, in Input, r rules.RuleSet, active []*corev1.Pod, rm int
 // index, duplicates and (1.22+) indexes >= completions go first, whatever
 // rmAtLeast is; then, if that is not enough, one pod per index, sorted.
 func indexed(res *Result, in Input, r rules.RuleSet, active []*corev1.Pod, rm, completions int) {
-	byIndex := map[int][]engine.Pod{}
-	var noIndex, outOfRange []Fate
-	for _, p := range active {
-		ix := CompletionIndex(p)
-		ep := engine.FromPod(p)
-		switch {
-		case ix < 0:
-			noIndex = append(noIndex, forced(ep, ix, NoIndex))
-		case ix >= completions && in.Rules.Job.OutOfRange:
-			outOfRange = append(outOfRange, forced(ep, ix, OutOfRange))
-		default:
-			byIndex[ix] = append(byIndex[ix], ep)
-		}
-	}
-	indexes := make([]int, 0, len(byIndex))
-	for ix := range byIndex {
-		indexes = append(indexes, ix)
-	}
-	slices.Sort(indexes)
-	// left holds one pod per index, in index order: the order the
-	// controller sorts them from.
-	var left []*engine.Pod
-	var dups []Fate
-	type tied struct {
-		kept    *engine.Pod
-		members []int // into dups
-	}
-	var ties []tied
-	res.Forced = len(noIndex) + len(outOfRange)
-	for _, ix := range indexes {
-		group := byIndex[ix]
+	x := byCompletionIndex(in, active, completions)
+	res.Forced = len(x.noIndex) + len(x.outOfRange)
+	d := &duplicates{}
+	for _, ix := range x.indexes {
+		group := x.byIndex[ix]
 		if len(group) == 1 {
-			left = append(left, &group[0])
+			d.left = append(d.left, &group[0])
 			continue
 		}
 		res.Forced += len(group) - 1
-		// Same index: the pods come in the informer's order, so a tie here
-		// is chance; all but the last after the sort go.
-		er := engine.Predict(engine.Input{Candidates: group, Delete: len(group) - 1, Now: in.Now, Rules: r, Seed: in.Seed + uint64(ix), Burst: len(group)})
-		var kept *engine.Pod
-		for _, pl := range er.Order {
-			if !pl.Delete {
-				kept = pl.Pod
-			}
-		}
-		left = append(left, kept)
-		var open []string
-		if len(er.Contenders) > 0 {
-			open = er.Contenders[0].Pods
-		}
-		t := tied{kept: kept}
-		for _, pl := range er.Order {
-			if pl.Pod == kept {
-				continue
-			}
-			f := Fate{Placed: pl, Index: ix, Cause: Duplicate, Kept: kept.Name}
-			f.Group, f.Round, f.Next, f.NextPod = -1, 0, nil, nil
-			if pl.Boundary == nil || pl.BoundaryPod != kept {
-				d := (&engine.Comparator{Rules: r, Now: in.Now}).Compare(pl.Pod, kept)
-				f.Boundary, f.BoundaryPod = &d, kept
-			}
-			if slices.Contains(open, pl.Pod.Name) {
-				f.Cause = DupTie
-				t.members = append(t.members, len(dups))
-			}
-			dups = append(dups, f)
-		}
-		if len(t.members) > 0 {
-			g := er.Contenders[0]
-			g.Reason = fmt.Sprintf("pods with the same index %d tie under every rule: one of them stays", ix)
-			ties = append(ties, t)
-			res.Contenders = append(res.Contenders, g)
-		}
+		d.add(res, in, r, ix, group)
 	}
 	need := max(0, rm-res.Forced)
-	leftFates, leftOpen := sortLeft(in, r, left, need)
-	byPod := map[*engine.Pod]int{}
-	for i := range leftFates {
-		byPod[leftFates[i].Pod] = i
-	}
-	// Tied duplicates: with n of them, each goes as one of the n-1, or as
-	// the one kept when the sort removes that one.
-	for gi, t := range ties {
-		lf := &leftFates[byPod[t.kept]]
-		n := float64(len(t.members) + 1)
-		q := lf.Probability
-		p := (n-1)/n + q/n
-		certain := lf.Certain && lf.Delete
-		for _, m := range t.members {
-			dups[m].Probability, dups[m].Certain, dups[m].Delete = p, certain, true
-			dups[m].Group = gi
-		}
-		lf.Probability, lf.Certain = p, certain
-		if !certain {
-			lf.Group, lf.Cause = gi, DupTie
-		}
-	}
-	for i := range leftFates {
-		if g := leftFates[i].Group; g >= 0 && leftFates[i].Cause != DupTie {
-			leftFates[i].Group = g + len(ties)
-		}
-	}
+	leftFates, leftOpen := sortLeft(in, r, d.left, need)
+	d.spreadTies(leftFates)
 	res.Contenders = append(res.Contenders, leftOpen...)
 	// The controller's rm: no index first, then by index the duplicates
 	// and, from the first index out of range, every pod from there; then
 	// the sorted ones.
-	res.Order = append(res.Order, noIndex...)
-	res.Order = append(res.Order, dups...)
-	sortByIndex(outOfRange)
-	res.Order = append(res.Order, outOfRange...)
+	res.Order = append(res.Order, x.noIndex...)
+	res.Order = append(res.Order, d.fates...)
+	sortByIndex(x.outOfRange)
+	res.Order = append(res.Order, x.outOfRange...)
 	for _, f := range leftFates {
 		if f.Delete {
 			res.Order = append(res.Order, f)
@@ -353,6 +266,122 @@ func indexed(res *Result, in Input, r rules.RuleSet, active []*corev1.Pod, rm, c
 	for _, f := range res.Order {
 		if f.Delete {
 			res.Victims++
+		}
+	}
+}
+
+// indexedPods are an indexed Job's active pods by completion index: those
+// without one, those out of range (when the rules remove them), and the
+// rest by index.
+type indexedPods struct {
+	noIndex, outOfRange []Fate
+	byIndex             map[int][]engine.Pod
+	indexes             []int // of byIndex, sorted
+}
+
+func byCompletionIndex(in Input, active []*corev1.Pod, completions int) indexedPods {
+	x := indexedPods{byIndex: map[int][]engine.Pod{}}
+	for _, p := range active {
+		ix := CompletionIndex(p)
+		ep := engine.FromPod(p)
+		switch {
+		case ix < 0:
+			x.noIndex = append(x.noIndex, forced(ep, ix, NoIndex))
+		case ix >= completions && in.Rules.Job.OutOfRange:
+			x.outOfRange = append(x.outOfRange, forced(ep, ix, OutOfRange))
+		default:
+			x.byIndex[ix] = append(x.byIndex[ix], ep)
+		}
+	}
+	for ix := range x.byIndex {
+		x.indexes = append(x.indexes, ix)
+	}
+	slices.Sort(x.indexes)
+	return x
+}
+
+// duplicates are the pods that share an index with another: all but one
+// per index go.
+type duplicates struct {
+	// left holds one pod per index, in index order: the order the
+	// controller sorts them from.
+	left  []*engine.Pod
+	fates []Fate
+	ties  []dupTie
+}
+
+// dupTie: duplicates of one index that tie under every rule with the one
+// kept.
+type dupTie struct {
+	kept    *engine.Pod
+	members []int // into fates
+}
+
+// add sorts one index's pods: they come in the informer's order, so a tie
+// here is chance; all but the last after the sort go.
+func (d *duplicates) add(res *Result, in Input, r rules.RuleSet, ix int, group []engine.Pod) {
+	er := engine.Predict(engine.Input{Candidates: group, Delete: len(group) - 1, Now: in.Now, Rules: r, Seed: in.Seed + uint64(ix), Burst: len(group)})
+	var kept *engine.Pod
+	for _, pl := range er.Order {
+		if !pl.Delete {
+			kept = pl.Pod
+		}
+	}
+	d.left = append(d.left, kept)
+	var open []string
+	if len(er.Contenders) > 0 {
+		open = er.Contenders[0].Pods
+	}
+	t := dupTie{kept: kept}
+	for _, pl := range er.Order {
+		if pl.Pod == kept {
+			continue
+		}
+		f := Fate{Placed: pl, Index: ix, Cause: Duplicate, Kept: kept.Name}
+		f.Group, f.Round, f.Next, f.NextPod = -1, 0, nil, nil
+		if pl.Boundary == nil || pl.BoundaryPod != kept {
+			dec := (&engine.Comparator{Rules: r, Now: in.Now}).Compare(pl.Pod, kept)
+			f.Boundary, f.BoundaryPod = &dec, kept
+		}
+		if slices.Contains(open, pl.Pod.Name) {
+			f.Cause = DupTie
+			t.members = append(t.members, len(d.fates))
+		}
+		d.fates = append(d.fates, f)
+	}
+	if len(t.members) > 0 {
+		g := er.Contenders[0]
+		g.Reason = fmt.Sprintf("pods with the same index %d tie under every rule: one of them stays", ix)
+		d.ties = append(d.ties, t)
+		res.Contenders = append(res.Contenders, g)
+	}
+}
+
+// spreadTies: with n tied duplicates, each goes as one of the n-1, or as
+// the one kept when the sort of the left pods removes that one. Tie groups
+// come first, the left sort's groups after them.
+func (d *duplicates) spreadTies(leftFates []Fate) {
+	byPod := map[*engine.Pod]int{}
+	for i := range leftFates {
+		byPod[leftFates[i].Pod] = i
+	}
+	for gi, t := range d.ties {
+		lf := &leftFates[byPod[t.kept]]
+		n := float64(len(t.members) + 1)
+		p := (n-1)/n + lf.Probability/n
+		certain := lf.Certain && lf.Delete
+		for _, m := range t.members {
+			d.fates[m].Probability, d.fates[m].Certain, d.fates[m].Delete = p, certain, true
+			d.fates[m].Group = gi
+		}
+		lf.Probability, lf.Certain = p, certain
+		if !certain {
+			lf.Group, lf.Cause = gi, DupTie
+		}
+	}
+	for i := range leftFates {
+		if g := leftFates[i].Group; g >= 0 && leftFates[i].Cause != DupTie {
+			leftFates[i].Group = g + len(d.ties)
 		}
 	}
 }
