@@ -116,23 +116,11 @@ func Predict(in Input) Result {
 	if !in.owned {
 		pods = slices.Clone(pods)
 	}
-	related := maps.Clone(in.Related) // nil stays nil: no related pods
 	res := Result{Certain: true}
 	active := pointers(pods)
 	remaining := min(in.Delete, len(active))
 	earlierOpen := false
-	// Later rounds take the survivors in name order, the order the first
-	// round's analysis starts from, filtered instead of sorted again.
-	byName := slices.Clone(active)
-	slices.SortFunc(byName, func(a, b *Pod) int { return cmp.Compare(a.Name, b.Name) })
-	// shown is the survivors in the order the last round placed them.
-	shown := slices.Clone(active)
-	// keys are byName's from round 2 on, kept alongside it: with the same
-	// reference time only the rank changes from round to round, counted in
-	// counts by node number.
-	var keys []key
-	var nodes *nodeCounts
-	var counts []int
+	rs := newRounds(in, active)
 	var sc scratch
 	if len(pods) > 0 {
 		// Every candidate ends in Order (which stays nil without any).
@@ -141,63 +129,16 @@ func Predict(in Input) Result {
 	c := &Comparator{Rules: in.Rules, Now: in.Now}
 	for round := 1; remaining > 0; round++ {
 		d := min(remaining, in.burst())
-		var roundKeys []key // nil: analyze computes them
-		if round > 1 && !in.resortAll {
-			if keys == nil {
-				nodes = newNodeCounts(related, byName)
-				counts = nodes.initial()
-				keys = make([]key, len(byName))
-				for i, p := range byName {
-					keys[i] = c.keyOf(p)
-					keys[i].node = nodes.id[p.Node]
-				}
-			}
-			for i, p := range active {
-				p.Rank = counts[keys[i].node]
-				keys[i].rank = p.Rank
-			}
-			roundKeys = keys
-		} else {
-			setRanks(active, related)
-		}
+		roundKeys := rs.ranked(c, active, in, round)
 		// Only this round's victims are shown, and the survivors of the
 		// last round, in this round's order also when the next round takes
 		// them all: only then is the whole round arranged.
 		explainAll := d == remaining || remaining == len(active) || in.resortAll
-		placed := placeRound(&res, active, roundKeys, &sc, shown, d, in, round, earlierOpen, explainAll)
-		gone := make(map[*Pod]bool, d)
-		for i := range placed[:d] {
-			if related != nil {
-				related[placed[i].Pod.Node]--
-			}
-			if nodes != nil {
-				nodes.remove(counts, placed[i].Pod)
-			}
-			res.Order = append(res.Order, placed[i])
-			gone[placed[i].Pod] = true
-		}
-		kept := 0
-		for i, p := range byName {
-			if !gone[p] {
-				byName[kept] = p
-				if keys != nil {
-					keys[kept] = keys[i]
-				}
-				kept++
-			}
-		}
-		clear(byName[kept:])
-		byName = byName[:kept]
-		if keys != nil {
-			keys = keys[:kept]
-		}
-		shown = shown[:0]
-		for i := range placed[d:] {
-			shown = append(shown, placed[d+i].Pod)
-		}
-		next := byName
+		placed := placeRound(&res, active, roundKeys, &sc, rs.shown, d, in, round, earlierOpen, explainAll)
+		rs.remove(&res, placed, d)
+		next := rs.byName
 		if in.resortAll {
-			next = slices.Clone(shown)
+			next = slices.Clone(rs.shown)
 		}
 		for _, g := range res.Contenders {
 			earlierOpen = earlierOpen || g.Round == round
@@ -222,6 +163,87 @@ func Predict(in Input) Result {
 		}
 	}
 	return res
+}
+
+// rounds is what one round of deletions hands the next.
+type rounds struct {
+	related map[string]int // nil: no related pods
+	// byName: later rounds take the survivors in name order, the order
+	// the first round's analysis starts from, filtered instead of sorted
+	// again.
+	byName []*Pod
+	// shown is the survivors in the order the last round placed them.
+	shown []*Pod
+	// keys are byName's from round 2 on, kept alongside it: with the same
+	// reference time only the rank changes from round to round, counted in
+	// counts by node number.
+	keys   []key
+	nodes  *nodeCounts
+	counts []int
+}
+
+func newRounds(in Input, active []*Pod) *rounds {
+	rs := &rounds{related: maps.Clone(in.Related), byName: slices.Clone(active), shown: slices.Clone(active)}
+	slices.SortFunc(rs.byName, func(a, b *Pod) int { return cmp.Compare(a.Name, b.Name) })
+	return rs
+}
+
+// ranked sets the active pods' ranks for this round; from round 2 on it
+// returns their keys with the new ranks (nil: analyze computes them).
+func (rs *rounds) ranked(c *Comparator, active []*Pod, in Input, round int) []key {
+	if round == 1 || in.resortAll {
+		setRanks(active, rs.related)
+		return nil
+	}
+	if rs.keys == nil {
+		rs.nodes = newNodeCounts(rs.related, rs.byName)
+		rs.counts = rs.nodes.initial()
+		rs.keys = make([]key, len(rs.byName))
+		for i, p := range rs.byName {
+			rs.keys[i] = c.keyOf(p)
+			rs.keys[i].node = rs.nodes.id[p.Node]
+		}
+	}
+	for i, p := range active {
+		p.Rank = rs.counts[rs.keys[i].node]
+		rs.keys[i].rank = p.Rank
+	}
+	return rs.keys
+}
+
+// remove takes the round's d victims out, into res.Order, and keeps the
+// survivors in name order and in the round's order.
+func (rs *rounds) remove(res *Result, placed []Placed, d int) {
+	gone := make(map[*Pod]bool, d)
+	for i := range placed[:d] {
+		if rs.related != nil {
+			rs.related[placed[i].Pod.Node]--
+		}
+		if rs.nodes != nil {
+			rs.nodes.remove(rs.counts, placed[i].Pod)
+		}
+		res.Order = append(res.Order, placed[i])
+		gone[placed[i].Pod] = true
+	}
+	kept := 0
+	for i, p := range rs.byName {
+		if !gone[p] {
+			rs.byName[kept] = p
+			if rs.keys != nil {
+				rs.keys[kept] = rs.keys[i]
+			}
+			kept++
+		}
+	}
+	clear(rs.byName[kept:])
+	rs.byName = rs.byName[:kept]
+	if rs.keys != nil {
+		rs.keys = rs.keys[:kept]
+	}
+	rs.shown = rs.shown[:0]
+	for i := range placed[d:] {
+		rs.shown = append(rs.shown, placed[d+i].Pod)
+	}
 }
 
 // settleAcrossRounds replaces the fates shown for the representative
