@@ -245,22 +245,63 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 	if len(bs) == 1 {
 		return pred
 	}
-	type mix struct {
-		p     float64
-		fates map[string]bool
-		probs map[float64]bool
-		steps map[string]bool
-		// moved: a partial view moves its chance.
-		moved bool
+	mixes, realized := mixBranches(bs)
+	openBy, expected := map[string][]string{}, map[string]float64{}
+	var rsOrder []string
+	for i := range pred.Pods {
+		p := &pred.Pods[i]
+		if !openByTiming(p, mixes[p.Name], realized[p.Name]) {
+			continue
+		}
+		if openBy[p.ReplicaSet] == nil {
+			rsOrder = append(rsOrder, p.ReplicaSet)
+		}
+		openBy[p.ReplicaSet] = append(openBy[p.ReplicaSet], p.Name)
+		expected[p.ReplicaSet] += p.DeleteProbability
 	}
-	mixes := map[string]*mix{}
-	// realized: pods whose open group some interleaving made a choice,
-	// with the group's reason (gathered once, not per pod).
-	realized := map[string]string{}
+	if len(openBy) == 0 {
+		return pred
+	}
+	pred.Warnings = append(pred.Warnings, fmt.Sprintf("%d interleavings of the controllers weighed; the most likely (%.0f%%): %s", len(bs), 100*base.Weight, base.Label))
+	pred.Certain = false
+	// One open group per ReplicaSet: each one's count of victims is its
+	// own, so the likeliest pods are chosen within each.
+	for _, rs := range rsOrder {
+		open := openBy[rs]
+		g := len(pred.Contenders)
+		for i := range pred.Pods {
+			if slices.Contains(open, pred.Pods[i].Name) {
+				pred.Pods[i].ContenderGroup = &g
+			}
+		}
+		k := int(expected[rs] + 0.5)
+		pred.Contenders = append(pred.Contenders, prediction.ContenderGroup{ReplicaSet: rs, Pods: open, Delete: k, Rule: prediction.RuleRace,
+			Reason: "the controllers run concurrently and their timing decides these pods (weighted by measured frequencies)"})
+		mostLikely(pred, open, k)
+	}
+	pred.Message = summary(pred, false)
+	return pred
+}
+
+// mix is one pod over every interleaving.
+type mix struct {
+	p     float64 // its chance of deletion, weighted
+	fates map[string]bool
+	probs map[float64]bool
+	steps map[string]bool
+	// moved: a partial view moves its chance.
+	moved bool
+}
+
+// mixBranches weighs each pod over the interleavings, and gathers the
+// pods whose open group some interleaving made a choice, with the
+// group's reason (the first interleaving's, as listed).
+func mixBranches(bs []branch) (map[string]*mix, map[string]string) {
+	mixes, realized := map[string]*mix{}, map[string]string{}
 	for _, b := range bs {
 		for n, why := range b.realized {
 			if realized[n] == "" {
-				realized[n] = why // the first interleaving's, as listed
+				realized[n] = why
 			}
 		}
 		for _, p := range b.pred.Pods {
@@ -291,54 +332,29 @@ func mergeBranches(bs []branch) *prediction.Prediction {
 			}
 		}
 	}
-	openBy, expected := map[string][]string{}, map[string]float64{}
-	var rsOrder []string
-	for i := range pred.Pods {
-		p := &pred.Pods[i]
-		m := mixes[p.Name]
-		if len(m.fates) == 1 && len(m.probs) == 1 && !m.moved {
-			if len(m.steps) > 1 && p.Fate == prediction.FateDelete && realized[p.Name] != "" {
-				p.Step = prediction.StepEither // which step takes it is open
-			}
-			continue
+	return mixes, realized
+}
+
+// openByTiming gives p its chance over the interleavings and says whether
+// the controllers' timing leaves its fate open; a pod whose fate is the
+// same in all of them may still be taken at either step.
+func openByTiming(p *prediction.Pod, m *mix, realizedWhy string) bool {
+	if len(m.fates) == 1 && len(m.probs) == 1 && !m.moved {
+		if len(m.steps) > 1 && p.Fate == prediction.FateDelete && realizedWhy != "" {
+			p.Step = prediction.StepEither // which step takes it is open
 		}
-		if p.Fate != prediction.FateDelete && p.Fate != prediction.FateKeep {
-			continue
-		}
-		p.Certain = false
-		p.DeleteProbability = math.Round(m.p*1e6) / 1e6
-		p.Reason = "the controllers' timing decides: whether a sibling ReplicaSet's victims are already gone when this ReplicaSet ranks its pods, or whether the rollout reads a ReplicaSet status from before its deletions"
-		if why := realized[p.Name]; why != "" {
-			p.Reason = why + "; which of them an earlier step took also decides the later steps"
-		}
-		if openBy[p.ReplicaSet] == nil {
-			rsOrder = append(rsOrder, p.ReplicaSet)
-		}
-		openBy[p.ReplicaSet] = append(openBy[p.ReplicaSet], p.Name)
-		expected[p.ReplicaSet] += p.DeleteProbability
+		return false
 	}
-	if len(openBy) == 0 {
-		return pred
+	if p.Fate != prediction.FateDelete && p.Fate != prediction.FateKeep {
+		return false
 	}
-	pred.Warnings = append(pred.Warnings, fmt.Sprintf("%d interleavings of the controllers weighed; the most likely (%.0f%%): %s", len(bs), 100*base.Weight, base.Label))
-	pred.Certain = false
-	// One open group per ReplicaSet: each one's count of victims is its
-	// own, so the likeliest pods are chosen within each.
-	for _, rs := range rsOrder {
-		open := openBy[rs]
-		g := len(pred.Contenders)
-		for i := range pred.Pods {
-			if slices.Contains(open, pred.Pods[i].Name) {
-				pred.Pods[i].ContenderGroup = &g
-			}
-		}
-		k := int(expected[rs] + 0.5)
-		pred.Contenders = append(pred.Contenders, prediction.ContenderGroup{ReplicaSet: rs, Pods: open, Delete: k, Rule: prediction.RuleRace,
-			Reason: "the controllers run concurrently and their timing decides these pods (weighted by measured frequencies)"})
-		mostLikely(pred, open, k)
+	p.Certain = false
+	p.DeleteProbability = math.Round(m.p*1e6) / 1e6
+	p.Reason = "the controllers' timing decides: whether a sibling ReplicaSet's victims are already gone when this ReplicaSet ranks its pods, or whether the rollout reads a ReplicaSet status from before its deletions"
+	if realizedWhy != "" {
+		p.Reason = realizedWhy + "; which of them an earlier step took also decides the later steps"
 	}
-	pred.Message = summary(pred, false)
-	return pred
+	return true
 }
 
 // uniquePods keeps the first entry of each pod, in the table and in the
