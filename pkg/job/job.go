@@ -97,37 +97,14 @@ func (e *ModeError) Error() string { return e.Msg }
 func Predict(in Input) (Result, error) {
 	j := in.Job
 	res := Result{Parallelism: parallelismOf(j), Completions: j.Spec.Completions, Certain: true}
-	mode := batchv1.NonIndexedCompletion
-	if j.Spec.CompletionMode != nil {
-		mode = *j.Spec.CompletionMode
+	completions, err := modeAndCompletions(in, &res)
+	if err != nil {
+		return res, err
 	}
-	if mode != batchv1.NonIndexedCompletion && mode != batchv1.IndexedCompletion {
-		return res, &ModeError{fmt.Sprintf("job %s has completion mode %q, which the Job controller does not know: it skips the Job", j.Name, mode)}
-	}
-	res.Indexed = mode == batchv1.IndexedCompletion
-	completions := j.Spec.Completions
-	if in.Completions != nil && !ptrEqual(in.Completions, j.Spec.Completions) {
-		if err := checkCompletions(in, res.Indexed); err != nil {
-			return res, err
-		}
-		completions = in.Completions
-	}
-	res.Completions = completions
 	if in.Parallelism < 0 {
 		return res, fmt.Errorf("parallelism must not be negative, got %d", in.Parallelism)
 	}
-	switch {
-	case finished(j):
-		res.Note = fmt.Sprintf("job %s has finished: its controller no longer manages pods; nothing is deleted", j.Name)
-		return res, nil
-	case j.DeletionTimestamp != nil:
-		res.Note = fmt.Sprintf("job %s is being deleted: its controller no longer manages pods; nothing is deleted by the change", j.Name)
-		return res, nil
-	case finishing(j):
-		res.Note = fmt.Sprintf("job %s is finishing (a SuccessCriteriaMet or FailureTarget condition): its controller deletes every active pod whatever the parallelism", j.Name)
-		return res, nil
-	case j.Spec.Suspend != nil && *j.Spec.Suspend:
-		res.Note = fmt.Sprintf("job %s is suspended: its controller already deletes every active pod; parallelism changes nothing", j.Name)
+	if res.Note = unmanaged(j); res.Note != "" {
 		return res, nil
 	}
 	var active []*corev1.Pod
@@ -138,21 +115,8 @@ func Predict(in Input) (Result, error) {
 	}
 	res.Active = len(active)
 	res.Succeeded = succeeded(in, res.Indexed, completions)
-	want := in.Parallelism
-	if in.Rules.Job.WantRemaining {
-		if completions == nil {
-			if res.Succeeded > 0 {
-				want = int32(len(active))
-				if in.Parallelism < want {
-					res.Warnings = append(res.Warnings, "a pod of this Job (no completions) has succeeded: the controller lets the running pods finish and deletes none")
-				}
-			}
-		} else {
-			want = max(0, min(*completions-res.Succeeded, in.Parallelism))
-		}
-	}
-	res.Want = want
-	rmAtLeast := max(0, len(active)-int(want))
+	res.Want = wantActive(in, &res, completions)
+	rmAtLeast := max(0, len(active)-int(res.Want))
 	c := comparatorRules(in.Rules)
 	if res.Indexed && completions != nil {
 		indexed(&res, in, c, active, rmAtLeast, int(*completions))
@@ -176,6 +140,64 @@ func Predict(in Input) (Result, error) {
 		res.Certain = res.Certain && res.Order[i].Certain
 	}
 	return res, nil
+}
+
+// modeAndCompletions checks the completion mode and gives the completions
+// the controller works to: the Job's, or a valid change of them.
+func modeAndCompletions(in Input, res *Result) (*int32, error) {
+	j := in.Job
+	mode := batchv1.NonIndexedCompletion
+	if j.Spec.CompletionMode != nil {
+		mode = *j.Spec.CompletionMode
+	}
+	if mode != batchv1.NonIndexedCompletion && mode != batchv1.IndexedCompletion {
+		return nil, &ModeError{fmt.Sprintf("job %s has completion mode %q, which the Job controller does not know: it skips the Job", j.Name, mode)}
+	}
+	res.Indexed = mode == batchv1.IndexedCompletion
+	completions := j.Spec.Completions
+	if in.Completions != nil && !ptrEqual(in.Completions, j.Spec.Completions) {
+		if err := checkCompletions(in, res.Indexed); err != nil {
+			return nil, err
+		}
+		completions = in.Completions
+	}
+	res.Completions = completions
+	return completions, nil
+}
+
+// unmanaged says why the controller deletes nothing for a parallelism
+// change: the Job is finished, being deleted, finishing or suspended.
+func unmanaged(j *batchv1.Job) string {
+	switch {
+	case finished(j):
+		return fmt.Sprintf("job %s has finished: its controller no longer manages pods; nothing is deleted", j.Name)
+	case j.DeletionTimestamp != nil:
+		return fmt.Sprintf("job %s is being deleted: its controller no longer manages pods; nothing is deleted by the change", j.Name)
+	case finishing(j):
+		return fmt.Sprintf("job %s is finishing (a SuccessCriteriaMet or FailureTarget condition): its controller deletes every active pod whatever the parallelism", j.Name)
+	case j.Spec.Suspend != nil && *j.Spec.Suspend:
+		return fmt.Sprintf("job %s is suspended: its controller already deletes every active pod; parallelism changes nothing", j.Name)
+	}
+	return ""
+}
+
+// wantActive is how many active pods the controller wants: the
+// parallelism, capped by the completions left where the rules say so.
+func wantActive(in Input, res *Result, completions *int32) int32 {
+	want := in.Parallelism
+	if !in.Rules.Job.WantRemaining {
+		return want
+	}
+	if completions != nil {
+		return max(0, min(*completions-res.Succeeded, in.Parallelism))
+	}
+	if res.Succeeded > 0 {
+		want = int32(res.Active)
+		if in.Parallelism < want {
+			res.Warnings = append(res.Warnings, "a pod of this Job (no completions) has succeeded: the controller lets the running pods finish and deletes none")
+		}
+	}
+	return want
 }
 
 // checkCompletions is the API server's validation of a completions change
