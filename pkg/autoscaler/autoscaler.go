@@ -146,6 +146,24 @@ func Recommend(in Input) (*Recommendation, error) {
 	if !ok {
 		return set(point(current), r.Reason)
 	}
+	noteMetricsAndWindow(h, r, raw, current)
+	var desired interval
+	reason := ""
+	if behavior == nil {
+		desired, reason = withoutBehavior(h, minReplicas, raw, current)
+	} else {
+		desired, reason = withPolicies(in, behavior, minReplicas, raw, r)
+	}
+	if reason == "" {
+		reason = fmt.Sprintf("the metrics ask for %s", rangeText(raw))
+	}
+	return set(desired, reason)
+}
+
+// noteMetricsAndWindow says what the metrics' range and the status's
+// averages leave open, and what the stabilization window (kept only in
+// the controller's memory) may still hold back.
+func noteMetricsAndWindow(h *autoscalingv2.HorizontalPodAutoscaler, r *Recommendation, raw interval, current int32) {
 	if raw.lo != raw.hi {
 		r.Certain = false
 		for _, m := range r.Metrics {
@@ -160,7 +178,6 @@ func Recommend(in Input) (*Recommendation, error) {
 			break
 		}
 	}
-
 	// Stabilization: the controller takes the highest recommendation of the
 	// window (scale-down) and the lowest of the scale-up window. Those
 	// histories live only in the controller's memory.
@@ -171,28 +188,22 @@ func Recommend(in Input) (*Recommendation, error) {
 		}
 		r.Notes = append(r.Notes, "the metrics can change before the controller acts: this is the step it takes if they stay as in the status")
 	}
+}
 
-	var desired interval
-	reason := ""
-	if behavior == nil {
-		// convertDesiredReplicasWithRules.
-		upLimit := int32(math.Max(2*float64(current), 4))
-		maxAllowed := min(h.Spec.MaxReplicas, upLimit)
-		clamp := func(v int32) int32 { return min(max(v, minReplicas), maxAllowed) }
-		desired = interval{clamp(raw.lo), clamp(raw.hi)}
-		switch {
-		case raw.lo < minReplicas:
-			reason = fmt.Sprintf("the metrics ask for %d, raised to minReplicas %d", raw.lo, minReplicas)
-		case raw.hi > maxAllowed:
-			reason = fmt.Sprintf("the metrics ask for %d, capped at %d", raw.hi, maxAllowed)
-		}
-	} else {
-		desired, reason = withPolicies(in, behavior, minReplicas, raw, r)
+// withoutBehavior is convertDesiredReplicasWithRules: the count within
+// minReplicas and the scale-up limit.
+func withoutBehavior(h *autoscalingv2.HorizontalPodAutoscaler, minReplicas int32, raw interval, current int32) (interval, string) {
+	upLimit := int32(math.Max(2*float64(current), 4))
+	maxAllowed := min(h.Spec.MaxReplicas, upLimit)
+	clamp := func(v int32) int32 { return min(max(v, minReplicas), maxAllowed) }
+	desired := interval{clamp(raw.lo), clamp(raw.hi)}
+	switch {
+	case raw.lo < minReplicas:
+		return desired, fmt.Sprintf("the metrics ask for %d, raised to minReplicas %d", raw.lo, minReplicas)
+	case raw.hi > maxAllowed:
+		return desired, fmt.Sprintf("the metrics ask for %d, capped at %d", raw.hi, maxAllowed)
 	}
-	if reason == "" {
-		reason = fmt.Sprintf("the metrics ask for %s", rangeText(raw))
-	}
-	return set(desired, reason)
+	return desired, ""
 }
 
 // withPolicies is convertDesiredReplicasWithBehaviorRate with no scale
