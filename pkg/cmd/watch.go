@@ -208,6 +208,39 @@ func (w *watchLoop) run(ctx context.Context, last *prediction.Prediction) error 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	kick := make(chan struct{}, 1)
+	factories := w.startInformers(ctx, kick)
+	defer func() { // Shutdown waits for the informers, which stop with ctx
+		cancel()
+		for _, f := range factories {
+			f.Shutdown()
+		}
+	}()
+	for {
+		if !w.wait(ctx, kick, last) {
+			return nil
+		}
+		pred, err := w.predict(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			w.warn(err)
+			continue
+		}
+		if changes := predictionChanges(last, pred); len(changes) > 0 {
+			if err := w.emit(pred, changes, w.now()); err != nil {
+				return err
+			}
+		}
+		last = pred
+	}
+}
+
+// startInformers starts the informers; every event kicks the loop. A
+// watch that fails (forbidden, the server gone) says so once on stderr
+// instead of client-go's log lines; expiry and EOF are the informer's
+// routine and say nothing.
+func (w *watchLoop) startInformers(ctx context.Context, kick chan struct{}) []informers.SharedInformerFactory {
 	signal := func() {
 		select {
 		case kick <- struct{}{}:
@@ -218,9 +251,6 @@ func (w *watchLoop) run(ctx context.Context, last *prediction.Prediction) error 
 	lastErr := ""
 	infs, factories := w.informers()
 	for _, inf := range infs {
-		// A watch that fails (forbidden, the server gone) says so once on
-		// stderr instead of client-go's log lines; expiry and EOF are the
-		// informer's routine and say nothing.
 		_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || ctx.Err() != nil {
 				return
@@ -241,48 +271,26 @@ func (w *watchLoop) run(ctx context.Context, last *prediction.Prediction) error 
 	for _, f := range factories {
 		f.Start(ctx.Done())
 	}
-	defer func() { // Shutdown waits for the informers, which stop with ctx
-		cancel()
-		for _, f := range factories {
-			f.Shutdown()
-		}
-	}()
-	for {
-		// Age-based rules change the answer at stableUntil without any
-		// object changing: predict again then.
-		var stable <-chan time.Time
-		var timer *time.Timer
-		if last != nil && last.StableUntil != nil {
-			timer = time.NewTimer(max(last.StableUntil.Sub(w.now())+time.Second, 0))
-			stable = timer.C
-		}
-		select {
-		case <-ctx.Done():
-		case <-kick:
-			w.settle(ctx, kick)
-		case <-stable:
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		pred, err := w.predict(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			w.warn(err)
-			continue
-		}
-		if changes := predictionChanges(last, pred); len(changes) > 0 {
-			if err := w.emit(pred, changes, w.now()); err != nil {
-				return err
-			}
-		}
-		last = pred
+	return factories
+}
+
+// wait blocks until something changed (and settled), or the answer's
+// age-based rules change it at stableUntil with no object changing; false
+// once ctx is done.
+func (w *watchLoop) wait(ctx context.Context, kick <-chan struct{}, last *prediction.Prediction) bool {
+	var stable <-chan time.Time
+	if last != nil && last.StableUntil != nil {
+		timer := time.NewTimer(max(last.StableUntil.Sub(w.now())+time.Second, 0))
+		defer timer.Stop()
+		stable = timer.C
 	}
+	select {
+	case <-ctx.Done():
+	case <-kick:
+		w.settle(ctx, kick)
+	case <-stable:
+	}
+	return ctx.Err() == nil
 }
 
 // settle waits until no change came for quiet, or maxDelay passed.
