@@ -44,40 +44,12 @@ func predictStatefulSet(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, 
 			pred.Creates++
 			continue
 		}
-		var pp prediction.Pod
-		if f.Pod != nil {
-			pp = podEntry(ptr.To(engine.FromPod(f.Pod)), c0)
-			pp.Owner = ownerText(f.Pod)
-		} else {
-			pp.Name = f.Name
+		pp, counted := setPodEntry(f, c0, &pos)
+		if counted {
+			current++
 		}
-		if f.Ordinal >= 0 {
-			ord := f.Ordinal
-			pp.Ordinal = &ord
-		}
-		pp.Certain, pp.Reason = true, f.Reason
-		switch f.Fate {
-		case statefulset.FateDelete:
-			current++
-			pos++
-			pp.Position, pp.DeleteProbability = pos, 1
-			pp.Fate = prediction.FateDelete
-			if !f.BeforeStall {
-				pp.Fate, pp.DeleteProbability = prediction.FateBlocked, 0
-			} else {
-				pred.Victims = append(pred.Victims, pp.Name)
-			}
-			pp.DecidedBy = &prediction.Decision{Rule: prediction.RuleOrdinal, Name: "reverse-ordinal", This: fmt.Sprint(f.Ordinal), Text: f.Reason}
-		case statefulset.FateKeep:
-			current++
-			pp.Fate = prediction.FateKeep
-		case statefulset.FateTerminating:
-			pp.Fate = prediction.FateTerminating
-		case statefulset.FateRecreate:
-			current++
-			pp.Fate = prediction.FateRecreate
-		default:
-			pp.Fate = prediction.FateIgnored
+		if pp.Fate == prediction.FateDelete {
+			pred.Victims = append(pred.Victims, pp.Name)
 		}
 		pred.Pods = append(pred.Pods, pp)
 	}
@@ -98,4 +70,43 @@ func predictStatefulSet(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, 
 		}
 	}
 	return pred, nil
+}
+
+// setPodEntry is one of the set's pods in the table; counted: it counts
+// as a current replica. pos numbers the deletions.
+func setPodEntry(f statefulset.PodFate, c0 *engine.Comparator, pos *int) (prediction.Pod, bool) {
+	var pp prediction.Pod
+	if f.Pod != nil {
+		pp = podEntry(ptr.To(engine.FromPod(f.Pod)), c0)
+		pp.Owner = ownerText(f.Pod)
+	} else {
+		pp.Name = f.Name
+	}
+	if f.Ordinal >= 0 {
+		ord := f.Ordinal
+		pp.Ordinal = &ord
+	}
+	pp.Certain, pp.Reason = true, f.Reason
+	switch f.Fate {
+	case statefulset.FateDelete:
+		*pos++
+		pp.Position, pp.DeleteProbability = *pos, 1
+		pp.Fate = prediction.FateDelete
+		if !f.BeforeStall {
+			pp.Fate, pp.DeleteProbability = prediction.FateBlocked, 0
+		}
+		pp.DecidedBy = &prediction.Decision{Rule: prediction.RuleOrdinal, Name: "reverse-ordinal", This: fmt.Sprint(f.Ordinal), Text: f.Reason}
+		return pp, true
+	case statefulset.FateKeep:
+		pp.Fate = prediction.FateKeep
+		return pp, true
+	case statefulset.FateTerminating:
+		pp.Fate = prediction.FateTerminating
+	case statefulset.FateRecreate:
+		pp.Fate = prediction.FateRecreate
+		return pp, true
+	default:
+		pp.Fate = prediction.FateIgnored
+	}
+	return pp, false
 }
