@@ -36,17 +36,7 @@ const (
 // and those of the previous or next sync not in base; saved is r before
 // run.
 func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others []string, run rsRun, saved depRS) []map[string]float64 {
-	// A pod whose fate a node count can turn was decided, against the
-	// boundary, by the node counts or a later rule; with none, every
-	// victim sorts before every survivor whatever the counts are. Such a
-	// pod sits on one of these nodes, or its fate turns with every count
-	// at once (the first two views below).
-	contested := map[string]bool{}
-	for _, p := range run.pods {
-		if p.VsBoundary != nil && !beforeColocation(p.VsBoundary.Rule) {
-			contested[sim.nodeOf(p.Name)] = true
-		}
-	}
+	contested := sim.contestedNodes(run)
 	if len(contested) == 0 {
 		return nil
 	}
@@ -61,9 +51,46 @@ func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others
 	}
 	all := slices.Sorted(maps.Keys(byNode))
 	nodes := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return !contested[n] })
-	// A count between a node's extremes matters where it ties another
-	// node's count (that node at one of its extremes).
-	counts := relatedCounts(&sim.work, r.like, sim.o, base)
+	between, size := tyingCounts(relatedCounts(&sim.work, r.like, sim.o, base), byNode, nodes)
+	if len(nodes) > maxPartialNodes || size > maxPartialViews {
+		// Too many views to try: certainty is given up instead.
+		sim.unchecked = true
+		return nil
+	}
+	probe := *sim
+	probe.o.branchOnly = true
+	outcomes := map[string]bool{fatesKey(run): true}
+	var alts []map[string]float64
+	for _, v := range partialViewSet(base, all, nodes, byNode, between) {
+		rc := saved
+		alt := probe.shrinkOne(&rc, to, v)
+		if k := fatesKey(alt); !outcomes[k] {
+			outcomes[k] = true
+			alts = append(alts, chances(alt.pods))
+		}
+	}
+	return alts
+}
+
+// contestedNodes: a pod whose fate a node count can turn was decided,
+// against the boundary, by the node counts or a later rule; with none,
+// every victim sorts before every survivor whatever the counts are. Such
+// a pod sits on one of these nodes, or its fate turns with every count at
+// once (the first two views of partialViewSet).
+func (sim *depSim) contestedNodes(run rsRun) map[string]bool {
+	contested := map[string]bool{}
+	for _, p := range run.pods {
+		if p.VsBoundary != nil && !beforeColocation(p.VsBoundary.Rule) {
+			contested[sim.nodeOf(p.Name)] = true
+		}
+	}
+	return contested
+}
+
+// tyingCounts: a count between a node's extremes matters where it ties
+// another node's count (that node at one of its extremes). It returns
+// those counts for each contested node and how many views they make.
+func tyingCounts(counts map[string]int, byNode map[string][]string, nodes []string) (map[string][]int, int) {
 	var levels []int
 	for _, m := range slices.Sorted(maps.Keys(counts)) {
 		levels = append(levels, counts[m], counts[m]-len(byNode[m]))
@@ -78,11 +105,14 @@ func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others
 		}
 		size += 2 * (len(between[n]) + 2)
 	}
-	if len(nodes) > maxPartialNodes || size > maxPartialViews {
-		// Too many views to try: certainty is given up instead.
-		sim.unchecked = true
-		return nil
-	}
+	return between, size
+}
+
+// partialViewSet are the distinct views to try: none and every one of the
+// other deletions seen, and each contested node at its extremes and at
+// the counts between them that tie another node's, the others at both
+// extremes.
+func partialViewSet(base map[string]bool, all, nodes []string, byNode map[string][]string, between map[string][]int) []map[string]bool {
 	var views []map[string]bool
 	seen := map[string]bool{}
 	// add makes the view where count(node) of each node's victims are gone.
@@ -106,8 +136,6 @@ func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others
 	every := func(node string) int { return len(byNode[node]) }
 	add(none)
 	add(every)
-	// Each contested node at its extremes and at the counts between them
-	// that tie another node's, the others at both extremes.
 	for _, only := range nodes {
 		for _, c := range append([]int{0, len(byNode[only])}, between[only]...) {
 			for _, rest := range []func(string) int{none, every} {
@@ -120,19 +148,7 @@ func (sim *depSim) partialViews(r *depRS, to int32, base map[string]bool, others
 			}
 		}
 	}
-	probe := *sim
-	probe.o.branchOnly = true
-	outcomes := map[string]bool{fatesKey(run): true}
-	var alts []map[string]float64
-	for _, v := range views {
-		rc := saved
-		alt := probe.shrinkOne(&rc, to, v)
-		if k := fatesKey(alt); !outcomes[k] {
-			outcomes[k] = true
-			alts = append(alts, chances(alt.pods))
-		}
-	}
-	return alts
+	return views
 }
 
 // partialFlip is one partial view's effect on one shrink of a simulated
