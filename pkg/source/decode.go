@@ -119,61 +119,22 @@ func (st *streamer) jsonObject(sc *jsonScanner) error {
 			return errSlowPath
 		}
 		if k == "items" {
-			if haveItems || sc.expect('[') != nil {
+			if haveItems {
 				return errSlowPath
 			}
 			haveItems = true
-			if c, err := sc.next(); err != nil || c == ']' {
-				return errSlowPath // an empty list
+			if err := st.jsonItems(sc); err != nil {
+				return err
 			}
-			for {
-				raw, err := sc.value()
-				if err != nil {
-					return errSlowPath
-				}
-				if err := st.push(raw, false); err != nil {
-					return err
-				}
-				c, err := sc.next()
-				if err != nil {
-					return errSlowPath
-				}
-				sc.skip()
-				if c == ']' {
-					break
-				}
-				if c != ',' {
-					return errSlowPath
-				}
-			}
-		} else {
-			raw, err := sc.value()
-			if err != nil || !json.Valid(raw) { // a List's own fields are not decoded
-				return errSlowPath
-			}
-			if k == "kind" {
-				if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &kind); err != nil {
-					return errSlowPath
-				}
-			}
-			if fields.Len() > 0 {
-				fields.WriteByte(',')
-			}
-			name, _ := json.Marshal(k)
-			fields.Write(name)
-			fields.WriteByte(':')
-			fields.Write(raw)
+		} else if err := jsonField(sc, k, &fields, &kind); err != nil {
+			return err
 		}
-		c, err := sc.next()
+		last, err := sc.separator('}')
 		if err != nil {
-			return errSlowPath
+			return err
 		}
-		sc.skip()
-		if c == '}' {
+		if last {
 			break
-		}
-		if c != ',' {
-			return errSlowPath
 		}
 	}
 	if haveItems {
@@ -184,6 +145,67 @@ func (st *streamer) jsonObject(sc *jsonScanner) error {
 		return nil
 	}
 	return st.push(append(append([]byte{'{'}, fields.Bytes()...), '}'), false)
+}
+
+// jsonItems hands a List's items on as they arrive.
+func (st *streamer) jsonItems(sc *jsonScanner) error {
+	if sc.expect('[') != nil {
+		return errSlowPath
+	}
+	if c, err := sc.next(); err != nil || c == ']' {
+		return errSlowPath // an empty list
+	}
+	for {
+		raw, err := sc.value()
+		if err != nil {
+			return errSlowPath
+		}
+		if err := st.push(raw, false); err != nil {
+			return err
+		}
+		if last, err := sc.separator(']'); err != nil || last {
+			return err
+		}
+	}
+}
+
+// jsonField copies one field of an object that is not a List's items
+// into fields, noting its kind (a List's own fields are not decoded).
+func jsonField(sc *jsonScanner, k string, fields *bytes.Buffer, kind *string) error {
+	raw, err := sc.value()
+	if err != nil || !json.Valid(raw) {
+		return errSlowPath
+	}
+	if k == "kind" {
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, kind); err != nil {
+			return errSlowPath
+		}
+	}
+	if fields.Len() > 0 {
+		fields.WriteByte(',')
+	}
+	name, _ := json.Marshal(k)
+	fields.Write(name)
+	fields.WriteByte(':')
+	fields.Write(raw)
+	return nil
+}
+
+// separator reads the ',' between values or the closing byte: last is
+// true at the close; anything else is errSlowPath.
+func (sc *jsonScanner) separator(closing byte) (last bool, err error) {
+	c, err := sc.next()
+	if err != nil {
+		return false, errSlowPath
+	}
+	sc.skip()
+	switch c {
+	case closing:
+		return true, nil
+	case ',':
+		return false, nil
+	}
+	return false, errSlowPath
 }
 
 // jsonScanner cuts JSON text into values without decoding them.
