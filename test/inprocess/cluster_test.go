@@ -98,7 +98,7 @@ func startCluster(objs []runtime.Object, seed uint64, latency time.Duration) (*c
 			return nil, fmt.Errorf("the pod informer did not see every pod")
 		}
 	}
-	api.latency = latency
+	api.setLatency(latency)
 	c.done.Add(2)
 	go func() { defer c.done.Done(); rsc.Run(ctx, 5) }()
 	go func() { defer c.done.Done(); dc.Run(ctx, 5) }()

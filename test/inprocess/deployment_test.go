@@ -124,6 +124,12 @@ func runOnce(p *prepared, seed uint64, latency time.Duration) outcome {
 	if err := c.settle(10 * time.Second); err != nil {
 		return outcome{err: err}
 	}
+	return scaleAndSettle(p, c, seed)
+}
+
+// scaleAndSettle scales the settled cluster c and returns the pods the
+// controllers deleted.
+func scaleAndSettle(p *prepared, c *cluster, seed uint64) outcome {
 	before := map[string]bool{}
 	_, _, pods, err := c.state(ns)
 	if err != nil {

@@ -42,10 +42,13 @@ type strictAPI struct {
 	rv      map[schema.GroupVersionResource]int64
 	rng     *rand.Rand
 	rngMu   sync.Mutex
-	latency time.Duration
-	serial  bool         // the latency is slept inside the fake clientset's lock
-	writes  atomic.Int64 // writes that were not events
-	trace   []string     // INPROCESS_DEBUG: this API's writes, printed per run (under mu)
+	latency time.Duration // under rngMu
+	serial  bool          // the latency is slept inside the fake clientset's lock
+	writes  atomic.Int64  // writes that were not events
+	trace   []string      // INPROCESS_DEBUG: this API's writes, printed per run (under mu)
+	// conflictIf, if set, makes an update conflict when it returns true
+	// for the resource, subresource and writing code (writer); under mu.
+	conflictIf func(resource, subresource, by string) bool
 }
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -90,13 +93,20 @@ func (a *strictAPI) delayCall() {
 }
 
 func (a *strictAPI) sleep() {
-	if a.latency <= 0 {
-		return
-	}
 	a.rngMu.Lock()
-	d := time.Duration(a.rng.Int64N(int64(a.latency)))
+	var d time.Duration
+	if a.latency > 0 {
+		d = time.Duration(a.rng.Int64N(int64(a.latency)))
+	}
 	a.rngMu.Unlock()
 	time.Sleep(d)
+}
+
+// setLatency sets the bound of the random latency from now on.
+func (a *strictAPI) setLatency(d time.Duration) {
+	a.rngMu.Lock()
+	defer a.rngMu.Unlock()
+	a.latency = d
 }
 
 // debugWrites (INPROCESS_DEBUG=1) traces every write of a run, with the
@@ -218,6 +228,9 @@ func (a *strictAPI) update(action clienttesting.Action) (bool, runtime.Object, e
 		return true, nil, err
 	}
 	cm, _ := meta.Accessor(cur)
+	if a.conflictIf != nil && a.conflictIf(gvr.Resource, action.GetSubresource(), writer()) {
+		return true, nil, apierrors.NewConflict(gvr.GroupResource(), m.GetName(), fmt.Errorf("injected conflict"))
+	}
 	if m.GetResourceVersion() != "" && m.GetResourceVersion() != cm.GetResourceVersion() {
 		if debugWrites {
 			a.tracef("conflict %s/%s %s (rv %s, stored %s) by %s", gvr.Resource, action.GetSubresource(), m.GetName(), m.GetResourceVersion(), cm.GetResourceVersion(), writer())

@@ -1,8 +1,11 @@
 package inprocess
 
 import (
+	"math/rand/v2"
 	"reflect"
+	"strings"
 	"sync"
+	"testing"
 	"time"
 	"unsafe"
 
@@ -295,4 +298,114 @@ func (q *quiescence) quiet(list func() (map[string]map[string]string, error)) bo
 		}
 	}
 	return true
+}
+
+// TestQuiescenceOutlastsSlowWrites: with every API call taking up to 1 s,
+// longer than the 400 ms without a write the runs once settled on, the
+// first moment the controllers are quiescent is their end: nothing is
+// written after it, their statuses have caught up and each ReplicaSet has
+// deleted its pod.
+func TestQuiescenceOutlastsSlowWrites(t *testing.T) {
+	p, err := prepare(siblingRace(time.Now()), 99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := startCluster(p.objs, 7, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.stop()
+	if err := c.settle(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.scale(ns, depName, p.sc.target); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for !c.q.quiet(c.versions) {
+		if time.Since(start) > 30*time.Second {
+			t.Fatal("never quiescent")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	at := c.api.writes.Load()
+	t.Logf("quiescent %v after the scale", time.Since(start).Round(time.Millisecond))
+	if !c.caughtUp() {
+		t.Error("quiescent before the statuses caught up")
+	}
+	_, _, pods, err := c.state(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleting := 0
+	for _, q := range pods.Items {
+		if q.DeletionTimestamp != nil {
+			deleting++
+		}
+	}
+	if deleting != 2 {
+		t.Errorf("%d pods deleted at quiescence, want 2", deleting)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if n := c.api.writes.Load() - at; n != 0 {
+		t.Errorf("the controllers wrote %d times after quiescence", n)
+	}
+}
+
+// TestSettleOutlastsSwallowedConflict replays the starved run of scenario
+// 0028 that left web-h0 at 2: the deployment controller's first rollout
+// scale-down conflicts, it drops the error (rolling.go,
+// reconcileOldReplicaSets) and writes a status that looks caught up; the
+// next sync scales down, but its write takes up to 1 s (the API's
+// latency), as long as a starved controller can take. Every run must still
+// end where the prediction says.
+func TestSettleOutlastsSwallowedConflict(t *testing.T) {
+	now := time.Now()
+	rng := rand.New(rand.NewPCG(20261123, 0xd3b))
+	var sc *scenario
+	for i := 0; i <= 28; i++ {
+		sc = randomScenario(rng, i, now)
+	}
+	p, err := prepare(sc, 20261123+28)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := make([]outcome, 6)
+	var wg sync.WaitGroup
+	for r := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[r] = runConflicted(p, uint64(r))
+		}()
+	}
+	wg.Wait()
+	if rep := judge(p, outs); len(rep.problems) > 0 {
+		t.Errorf("%s\n  prediction: %s", strings.Join(rep.problems, "; "), describe(p.pred))
+	}
+}
+
+// runConflicted is runOnce with the first rollout scale-down conflicting
+// and the API's latency up to 1 s after the scale.
+func runConflicted(p *prepared, seed uint64) outcome {
+	c, err := startCluster(p.objs, seed, 0)
+	if err != nil {
+		return outcome{err: err}
+	}
+	defer c.stop()
+	if err := c.settle(10 * time.Second); err != nil {
+		return outcome{err: err}
+	}
+	c.api.mu.Lock()
+	injected := false
+	c.api.conflictIf = func(resource, sub, by string) bool {
+		if injected || resource != "replicasets" || sub != "" || !strings.Contains(by, "scaleDownOldReplicaSetsForRollingUpdate") {
+			return false
+		}
+		injected = true
+		return true
+	}
+	c.api.mu.Unlock()
+	c.api.setLatency(time.Second)
+	return scaleAndSettle(p, c, seed)
 }
