@@ -173,12 +173,6 @@ func scaleAndSettle(p *prepared, c *cluster, seed uint64) outcome {
 	}
 	if debugWrites && (os.Getenv("INPROCESS_DEBUG") == "all" || contradictsCertain(p.pred, out.deleted)) {
 		printTrace(seed, c, rsAfter)
-		// Do the controllers go on after the settle? Wait and show.
-		time.Sleep(5 * time.Second)
-		if _, rsLater, _, err := c.state(ns); err == nil {
-			fmt.Fprintf(os.Stderr, "run seed %d, 5 s after the settle:\n", seed)
-			printTrace(seed, c, rsLater)
-		}
 	}
 	return out
 }
@@ -204,10 +198,20 @@ func contradictsCertain(pred *prediction.Prediction, deleted map[string]bool) bo
 	return false
 }
 
-// printTrace prints a run's writes and where its ReplicaSets ended.
+// printTrace prints a run's writes and where its ReplicaSets ended, then
+// what the controllers still wrote in the 5 s after (a settle that ended
+// too early shows there).
 func printTrace(seed uint64, c *cluster, rss *appsv1.ReplicaSetList) {
+	printWrites(fmt.Sprintf("run seed %d:", seed), c, rss)
+	time.Sleep(5 * time.Second)
+	if _, later, _, err := c.state(ns); err == nil {
+		printWrites(fmt.Sprintf("run seed %d, 5 s after the settle:", seed), c, later)
+	}
+}
+
+func printWrites(title string, c *cluster, rss *appsv1.ReplicaSetList) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "run seed %d:\n", seed)
+	fmt.Fprintf(&b, "%s\n", title)
 	for _, l := range c.api.takeTrace() {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
