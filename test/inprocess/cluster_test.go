@@ -28,6 +28,7 @@ var quietLogs sync.Once
 type cluster struct {
 	cs     *fake.Clientset
 	api    *strictAPI
+	q      *quiescence
 	cancel context.CancelFunc
 	done   sync.WaitGroup
 }
@@ -50,16 +51,20 @@ func startCluster(objs []runtime.Object, seed uint64, latency time.Duration) (*c
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &cluster{cs: cs, api: api, cancel: cancel}
+	q := &quiescence{}
+	c := &cluster{cs: cs, api: api, q: q, cancel: cancel}
 	f := informers.NewSharedInformerFactory(cs, 0)
 	podInf, rsInf, dInf := f.Core().V1().Pods(), f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments()
 	client := concurrentClient{cs, api.delayCall}
-	rsc := replicaset.NewReplicaSetController(ctx, rsInf, podInf, client, replicaset.BurstReplicas)
-	dc, err := deployment.NewDeploymentController(ctx, dInf, rsInf, podInf, client)
+	// The controllers get their informers and queues watched (quiescence).
+	rsc := replicaset.NewReplicaSetController(ctx, viewedReplicaSets{rsInf, q}, viewedPods{podInf, q}, client, replicaset.BurstReplicas)
+	dc, err := deployment.NewDeploymentController(ctx, viewedDeployments{dInf, q}, viewedReplicaSets{rsInf, q}, viewedPods{podInf, q}, client)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
+	q.watchQueue(rsc)
+	q.watchQueue(dc)
 	infs := []cache.SharedIndexInformer{podInf.Informer(), rsInf.Informer(), dInf.Informer()}
 	rng := rand.New(rand.NewPCG(seed, 11))
 	rng.Shuffle(len(infs), func(i, j int) { infs[i], infs[j] = infs[j], infs[i] })
@@ -93,7 +98,7 @@ func startCluster(objs []runtime.Object, seed uint64, latency time.Duration) (*c
 			return nil, fmt.Errorf("the pod informer did not see every pod")
 		}
 	}
-	api.latency = latency
+	api.setLatency(latency)
 	c.done.Add(2)
 	go func() { defer c.done.Done(); rsc.Run(ctx, 5) }()
 	go func() { defer c.done.Done(); dc.Run(ctx, 5) }()
@@ -121,20 +126,41 @@ func createObject(cs *fake.Clientset, o runtime.Object) error {
 	return err
 }
 
-// settle waits until no write happened for quiet and the controllers
-// have caught up (every ReplicaSet's and the Deployment's status observed
-// its generation, every ReplicaSet counts spec.replicas pods), at most
-// timeout. Quiet alone is not enough on a loaded machine.
-func (c *cluster) settle(quiet, timeout time.Duration) error {
+// settle waits until the controllers can do nothing more by themselves
+// (quiescence: every write has reached their handlers, no work queued or
+// under way, no retry waiting) and have caught up (every ReplicaSet's and
+// the Deployment's status observed its generation, every ReplicaSet counts
+// spec.replicas pods), at most timeout. It does not count on wall time: a
+// starved or descheduled controller is waited for however long it takes.
+func (c *cluster) settle(timeout time.Duration) error {
 	end := time.Now().Add(timeout)
-	c.api.lastWrite.Store(time.Now().UnixNano())
-	for !c.api.quietFor(quiet) || !c.caughtUp() {
+	for !c.q.quiet(c.versions) || !c.caughtUp() {
 		if time.Now().After(end) {
-			return fmt.Errorf("controllers still writing after %v", timeout)
+			return fmt.Errorf("controllers not settled after %v", timeout)
 		}
-		time.Sleep(quiet / 5)
+		time.Sleep(5 * time.Millisecond)
 	}
 	return nil
+}
+
+// versions is the API's current state: resource -> namespace/name ->
+// resourceVersion.
+func (c *cluster) versions() (map[string]map[string]string, error) {
+	ds, rss, pods, err := c.state(metav1.NamespaceAll)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]string{"deployments": {}, "replicasets": {}, "pods": {}}
+	for _, d := range ds.Items {
+		out["deployments"][d.Namespace+"/"+d.Name] = d.ResourceVersion
+	}
+	for _, r := range rss.Items {
+		out["replicasets"][r.Namespace+"/"+r.Name] = r.ResourceVersion
+	}
+	for _, p := range pods.Items {
+		out["pods"][p.Namespace+"/"+p.Name] = p.ResourceVersion
+	}
+	return out, nil
 }
 
 func (c *cluster) caughtUp() bool {

@@ -58,7 +58,7 @@ func prepare(sc *scenario, seed uint64) (*prepared, error) {
 		return nil, err
 	}
 	defer c.stop()
-	if err := c.settle(150*time.Millisecond, 20*time.Second); err != nil {
+	if err := c.settle(20 * time.Second); err != nil {
 		return nil, err
 	}
 	ds, rss, pods, err := c.state(ns)
@@ -107,6 +107,9 @@ func prepare(sc *scenario, seed uint64) (*prepared, error) {
 type outcome struct {
 	deleted map[string]bool
 	err     error
+	// lateWrites: the controllers wrote after the settle (checked with
+	// INPROCESS_LINGER_MS): the settle ended too early.
+	lateWrites int64
 }
 
 // runOnce starts the controllers on the prepared state, scales and waits
@@ -118,9 +121,15 @@ func runOnce(p *prepared, seed uint64, latency time.Duration) outcome {
 		return outcome{err: err}
 	}
 	defer c.stop()
-	if err := c.settle(60*time.Millisecond, 10*time.Second); err != nil {
+	if err := c.settle(10 * time.Second); err != nil {
 		return outcome{err: err}
 	}
+	return scaleAndSettle(p, c, seed)
+}
+
+// scaleAndSettle scales the settled cluster c and returns the pods the
+// controllers deleted.
+func scaleAndSettle(p *prepared, c *cluster, seed uint64) outcome {
 	before := map[string]bool{}
 	_, _, pods, err := c.state(ns)
 	if err != nil {
@@ -129,32 +138,31 @@ func runOnce(p *prepared, seed uint64, latency time.Duration) outcome {
 	for _, q := range pods.Items {
 		before[q.Name] = q.DeletionTimestamp == nil
 	}
+	if debugWrites {
+		c.api.takeTrace() // the settle before the scale is not the run's
+	}
 	if err := c.scale(ns, depName, p.sc.target); err != nil {
 		return outcome{err: err}
 	}
-	// 400ms without a write: longer than the deployment queue's backoff
-	// after a few conflicts (5ms doubling), so a retry is not mistaken for
-	// the end on a loaded machine.
-	if err := c.settle(400*time.Millisecond, 30*time.Second); err != nil {
+	if err := c.settle(30 * time.Second); err != nil {
 		return outcome{err: err}
+	}
+	settledAt := c.api.writes.Load()
+	if debugWrites {
+		c.api.mu.Lock()
+		c.api.tracef("settled")
+		c.api.mu.Unlock()
 	}
 	_, rsAfter, pods, err := c.state(ns)
 	if err != nil {
 		return outcome{err: err}
 	}
-	if debugWrites {
-		for _, r := range rsAfter.Items {
-			fmt.Fprintf(os.Stderr, "after: rs %s spec %d status %d\n", r.Name, *r.Spec.Replicas, r.Status.Replicas)
-		}
-		for _, q := range pods.Items {
-			fmt.Fprintf(os.Stderr, "after: pod %s node %q deleting %v\n", q.Name, q.Spec.NodeName, q.DeletionTimestamp != nil)
-		}
-	}
+	late := lateWrites(c, settledAt)
 	after := map[string]*corev1.Pod{}
 	for i := range pods.Items {
 		after[pods.Items[i].Name] = &pods.Items[i]
 	}
-	out := outcome{deleted: map[string]bool{}}
+	out := outcome{deleted: map[string]bool{}, lateWrites: late}
 	for _, q := range p.snap.Pods {
 		if !before[q.Name] || q.DeletionTimestamp != nil {
 			continue // terminating already, or went before the scale
@@ -163,7 +171,54 @@ func runOnce(p *prepared, seed uint64, latency time.Duration) outcome {
 			out.deleted[q.Name] = true
 		}
 	}
+	if debugWrites && (os.Getenv("INPROCESS_DEBUG") == "all" || contradictsCertain(p.pred, out.deleted)) {
+		printTrace(seed, c, rsAfter)
+	}
 	return out
+}
+
+// lateWrites counts the controllers' writes during INPROCESS_LINGER_MS
+// after the settle (none if unset): a settle that ends before the
+// controllers are done shows here.
+func lateWrites(c *cluster, settledAt int64) int64 {
+	if linger := envInt("INPROCESS_LINGER_MS", 0); linger > 0 {
+		time.Sleep(time.Duration(linger) * time.Millisecond)
+	}
+	return c.api.writes.Load() - settledAt
+}
+
+// contradictsCertain: the run deleted a pod predicted kept, certain, or
+// kept one predicted deleted.
+func contradictsCertain(pred *prediction.Prediction, deleted map[string]bool) bool {
+	for _, pp := range pred.Pods {
+		if pp.Certain && (pp.Fate == prediction.FateDelete) != deleted[pp.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+// printTrace prints a run's writes and where its ReplicaSets ended, then
+// what the controllers still wrote in the 5 s after (a settle that ended
+// too early shows there).
+func printTrace(seed uint64, c *cluster, rss *appsv1.ReplicaSetList) {
+	printWrites(fmt.Sprintf("run seed %d:", seed), c, rss)
+	time.Sleep(5 * time.Second)
+	if _, later, _, err := c.state(ns); err == nil {
+		printWrites(fmt.Sprintf("run seed %d, 5 s after the settle:", seed), c, later)
+	}
+}
+
+func printWrites(title string, c *cluster, rss *appsv1.ReplicaSetList) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", title)
+	for _, l := range c.api.takeTrace() {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	for _, r := range rss.Items {
+		fmt.Fprintf(&b, "  after: rs %s spec %d status %d available %d\n", r.Name, *r.Spec.Replicas, r.Status.Replicas, r.Status.AvailableReplicas)
+	}
+	fmt.Fprint(os.Stderr, b.String())
 }
 
 // report is the agreement of one scenario.
@@ -222,6 +277,9 @@ func judge(p *prepared, outs []outcome) report {
 			continue
 		}
 		rep.runs++
+		if o.lateWrites > 0 {
+			rep.problems = append(rep.problems, fmt.Sprintf("the controllers wrote %d times after the settle", o.lateWrites))
+		}
 		for n := range o.deleted {
 			freq[n]++
 		}

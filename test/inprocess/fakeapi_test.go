@@ -7,6 +7,7 @@ import (
 	"reflect"
 	goruntime "runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,14 +38,17 @@ import (
 // inside its lock, so that calls run one at a time.
 type strictAPI struct {
 	clienttesting.ObjectTracker
-	mu        sync.Mutex
-	rv        map[schema.GroupVersionResource]int64
-	rng       *rand.Rand
-	rngMu     sync.Mutex
-	latency   time.Duration
-	serial    bool         // the latency is slept inside the fake clientset's lock
-	lastWrite atomic.Int64 // unix nanos of the last write that was not an event
-	writes    atomic.Int64
+	mu      sync.Mutex
+	rv      map[schema.GroupVersionResource]int64
+	rng     *rand.Rand
+	rngMu   sync.Mutex
+	latency time.Duration // under rngMu
+	serial  bool          // the latency is slept inside the fake clientset's lock
+	writes  atomic.Int64  // writes that were not events
+	trace   []string      // INPROCESS_DEBUG: this API's writes, printed per run (under mu)
+	// conflictIf, if set, makes an update conflict when it returns true
+	// for the resource, subresource and writing code (writer); under mu.
+	conflictIf func(resource, subresource, by string) bool
 }
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -89,26 +93,66 @@ func (a *strictAPI) delayCall() {
 }
 
 func (a *strictAPI) sleep() {
-	if a.latency <= 0 {
-		return
-	}
 	a.rngMu.Lock()
-	d := time.Duration(a.rng.Int64N(int64(a.latency)))
+	var d time.Duration
+	if a.latency > 0 {
+		d = time.Duration(a.rng.Int64N(int64(a.latency)))
+	}
 	a.rngMu.Unlock()
 	time.Sleep(d)
 }
 
-// debugWrites (INPROCESS_DEBUG=1) traces every write; ReplicaSet writes and
-// pod deletions with a timestamp, size and status.
+// setLatency sets the bound of the random latency from now on.
+func (a *strictAPI) setLatency(d time.Duration) {
+	a.rngMu.Lock()
+	defer a.rngMu.Unlock()
+	a.latency = d
+}
+
+// debugWrites (INPROCESS_DEBUG=1) traces every write of a run, with the
+// controller code that made it; ReplicaSet and Deployment writes, conflicts
+// and pod deletions with a timestamp, size and status. A run prints its
+// trace when it contradicts a certain fate (INPROCESS_DEBUG=all: every run).
 var debugWrites = os.Getenv("INPROCESS_DEBUG") != ""
 
+// tracef adds a line to the run's trace (a.mu held).
+func (a *strictAPI) tracef(format string, args ...any) {
+	a.trace = append(a.trace, time.Now().Format("15:04:05.000000")+" "+fmt.Sprintf(format, args...))
+}
+
+// takeTrace returns the trace so far and starts a new one.
+func (a *strictAPI) takeTrace() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t := a.trace
+	a.trace = nil
+	return t
+}
+
+// writer names the controller functions (innermost three) that made the
+// current call.
+func writer() string {
+	pcs := make([]uintptr, 64)
+	frames := goruntime.CallersFrames(pcs[:goruntime.Callers(3, pcs)])
+	var names []string
+	for len(names) < 3 {
+		f, more := frames.Next()
+		if strings.Contains(f.Function, "k8s.io/kubernetes/pkg/controller") || strings.Contains(f.Function, "test/inprocess.") &&
+			!strings.Contains(f.Function, "strictAPI") && !strings.Contains(f.Function, "concurrent") {
+			names = append(names, fmt.Sprintf("%s:%d", f.Function[strings.LastIndex(f.Function, ".")+1:], f.Line))
+		}
+		if !more {
+			break
+		}
+	}
+	return strings.Join(names, "<")
+}
+
 func (a *strictAPI) touched(gvr schema.GroupVersionResource) {
-	if debugWrites && gvr.Resource != "events" {
-		_, file, line, _ := goruntime.Caller(2)
-		fmt.Fprintf(os.Stderr, "write %s %s:%d\n", gvr.Resource, file, line)
+	if debugWrites && gvr.Resource != "events" && gvr.Resource != "replicasets" && gvr.Resource != "deployments" {
+		a.tracef("write %s by %s", gvr.Resource, writer())
 	}
 	if gvr.Resource != "events" {
-		a.lastWrite.Store(time.Now().UnixNano())
 		a.writes.Add(1)
 	}
 }
@@ -184,7 +228,13 @@ func (a *strictAPI) update(action clienttesting.Action) (bool, runtime.Object, e
 		return true, nil, err
 	}
 	cm, _ := meta.Accessor(cur)
+	if a.conflictIf != nil && a.conflictIf(gvr.Resource, action.GetSubresource(), writer()) {
+		return true, nil, apierrors.NewConflict(gvr.GroupResource(), m.GetName(), fmt.Errorf("injected conflict"))
+	}
 	if m.GetResourceVersion() != "" && m.GetResourceVersion() != cm.GetResourceVersion() {
+		if debugWrites {
+			a.tracef("conflict %s/%s %s (rv %s, stored %s) by %s", gvr.Resource, action.GetSubresource(), m.GetName(), m.GetResourceVersion(), cm.GetResourceVersion(), writer())
+		}
 		return true, nil, apierrors.NewConflict(gvr.GroupResource(), m.GetName(),
 			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
 	}
@@ -215,11 +265,16 @@ func (a *strictAPI) update(action clienttesting.Action) (bool, runtime.Object, e
 	om.SetDeletionTimestamp(cm.GetDeletionTimestamp())
 	om.SetResourceVersion(a.nextRV(gvr))
 	a.touched(gvr)
-	if debugWrites && gvr.Resource == "replicasets" {
+	if debugWrites {
 		// The sizes and statuses, to follow which view each sync read.
-		rs := out.(*appsv1.ReplicaSet)
-		fmt.Fprintf(os.Stderr, "%s rs %s subresource=%q spec=%d status.replicas=%d status.available=%d observedGeneration=%d\n",
-			time.Now().Format("15:04:05.000000"), rs.Name, action.GetSubresource(), ptrOr(rs.Spec.Replicas), rs.Status.Replicas, rs.Status.AvailableReplicas, rs.Status.ObservedGeneration)
+		switch x := out.(type) {
+		case *appsv1.ReplicaSet:
+			a.tracef("rs %s subresource=%q rv=%s gen=%d spec=%d status.replicas=%d status.available=%d observedGeneration=%d by %s",
+				x.Name, action.GetSubresource(), x.ResourceVersion, x.Generation, ptrOr(x.Spec.Replicas), x.Status.Replicas, x.Status.AvailableReplicas, x.Status.ObservedGeneration, writer())
+		case *appsv1.Deployment:
+			a.tracef("deployment %s subresource=%q rv=%s gen=%d spec=%d status.replicas=%d status.available=%d observedGeneration=%d by %s",
+				x.Name, action.GetSubresource(), x.ResourceVersion, x.Generation, ptrOr(x.Spec.Replicas), x.Status.Replicas, x.Status.AvailableReplicas, x.Status.ObservedGeneration, writer())
+		}
 	}
 	if err := a.ObjectTracker.Update(gvr, out, ns); err != nil {
 		return true, nil, err
@@ -248,7 +303,7 @@ func (a *strictAPI) deletePod(action clienttesting.Action) (bool, runtime.Object
 	m.SetResourceVersion(a.nextRV(podsGVR))
 	a.touched(podsGVR)
 	if debugWrites {
-		fmt.Fprintf(os.Stderr, "%s delete %s\n", time.Now().Format("15:04:05.000000"), da.GetName())
+		a.tracef("delete pod %s by %s", da.GetName(), writer())
 	}
 	if err := a.ObjectTracker.Update(podsGVR, pod, da.GetNamespace()); err != nil {
 		return true, nil, err
@@ -267,11 +322,6 @@ func setField(obj runtime.Object, name string, v reflect.Value) {
 	if f := field(obj, name); f.IsValid() && v.IsValid() {
 		f.Set(v)
 	}
-}
-
-// quietFor reports whether no write happened during d.
-func (a *strictAPI) quietFor(d time.Duration) bool {
-	return time.Since(time.Unix(0, a.lastWrite.Load())) >= d
 }
 
 func ptrTo[T any](v T) *T { return &v }
