@@ -280,7 +280,8 @@ func writeGrid(w io.Writer, t grid, cutAfter int, cut string) error {
 }
 
 // fitLastColumn moves last-column texts that would run past width into a
-// numbered legend, leaving [n] in the row.
+// numbered legend, leaving [n] in the row; rows with the same text share
+// one entry (a drain's many alike replacements).
 func fitLastColumn(t *grid, width int) []string {
 	last := len(t.header) - 1
 	used := 0
@@ -292,11 +293,18 @@ func fitLastColumn(t *grid, width int) []string {
 		used += col + 2
 	}
 	var legend []string
+	number := map[string]int{}
 	for i, r := range t.rows {
-		if twwidth.Width(r[last]) > width-used {
-			legend = append(legend, fmt.Sprintf("[%d] %s", len(legend)+1, r[last]))
-			t.rows[i][last] = fmt.Sprintf("[%d]", len(legend))
+		if twwidth.Width(r[last]) <= width-used {
+			continue
 		}
+		n, ok := number[r[last]]
+		if !ok {
+			legend = append(legend, fmt.Sprintf("[%d] %s", len(legend)+1, r[last]))
+			n = len(legend)
+			number[r[last]] = n
+		}
+		t.rows[i][last] = fmt.Sprintf("[%d]", n)
 	}
 	return legend
 }
