@@ -136,7 +136,7 @@ func (c *cluster) settle(timeout time.Duration) error {
 	end := time.Now().Add(timeout)
 	for !c.q.quiet(c.versions) || !c.caughtUp() {
 		if time.Now().After(end) {
-			return fmt.Errorf("controllers not settled after %v", timeout)
+			return fmt.Errorf("controllers not settled after %v (%s; %s)", timeout, c.q.describe(), c.lagging())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -163,15 +163,18 @@ func (c *cluster) versions() (map[string]map[string]string, error) {
 	return out, nil
 }
 
-func (c *cluster) caughtUp() bool {
+func (c *cluster) caughtUp() bool { return c.lagging() == "" }
+
+// lagging names the first status that has not caught up ("" when none).
+func (c *cluster) lagging() string {
 	ds, rss, _, err := c.state(ns)
 	if err != nil {
-		return false
+		return err.Error()
 	}
 	var sum int32
 	for _, r := range rss.Items {
 		if r.Status.ObservedGeneration != r.Generation || r.Spec.Replicas == nil || r.Status.Replicas != *r.Spec.Replicas {
-			return false
+			return fmt.Sprintf("ReplicaSet %s: generation %d observed %d, replicas %d of %v", r.Name, r.Generation, r.Status.ObservedGeneration, r.Status.Replicas, r.Spec.Replicas)
 		}
 		sum += r.Status.Replicas
 	}
@@ -180,10 +183,10 @@ func (c *cluster) caughtUp() bool {
 	// would have been taken.
 	for _, d := range ds.Items {
 		if d.Status.ObservedGeneration != d.Generation || d.Status.Replicas != sum {
-			return false
+			return fmt.Sprintf("Deployment %s: generation %d observed %d, replicas %d, its ReplicaSets %d", d.Name, d.Generation, d.Status.ObservedGeneration, d.Status.Replicas, sum)
 		}
 	}
-	return true
+	return ""
 }
 
 // state lists the Deployment, ReplicaSets and pods of ns.

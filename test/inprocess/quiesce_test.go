@@ -1,6 +1,7 @@
 package inprocess
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -149,6 +150,17 @@ func (w *watchedQueue) ShutDown() {
 	w.retries = 0
 	w.q.mu.Unlock()
 	w.TypedRateLimitingInterface.ShutDown()
+}
+
+// describe says what each queue still holds, for a settle that timed out.
+func (q *quiescence) describe() string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var parts []string
+	for i, w := range q.queues {
+		parts = append(parts, fmt.Sprintf("queue %d: %d owed, %d in work, %d retries waiting, %d queued", i, len(w.owed), len(w.processing), w.retries, w.TypedRateLimitingInterface.Len()))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // idle: nothing owed, handed out or due to retry (q.mu held).
