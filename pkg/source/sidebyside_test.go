@@ -2,14 +2,12 @@ package source
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/scale-preview/scale-preview/pkg/source/sourcetest"
 )
@@ -70,53 +68,12 @@ func TestSideBySide(t *testing.T) {
 	for _, c := range cases {
 		var wall, cpu, rss []float64
 		for range runs {
-			w, u, m, err := timeV(c.argv)
+			w, u, m, err := sourcetest.TimeV(c.argv, io.Discard)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			wall, cpu, rss = append(wall, w), append(cpu, u), append(rss, m)
 		}
-		t.Logf("| %s | %.2f | %.2f | %.0f |", c.name, median(wall), median(cpu), median(rss))
+		t.Logf("| %s | %.2f | %.2f | %.0f |", c.name, sourcetest.Median(wall), sourcetest.Median(cpu), sourcetest.Median(rss))
 	}
-}
-
-var (
-	reUser = regexp.MustCompile(`User time \(seconds\): ([0-9.]+)`)
-	reSys  = regexp.MustCompile(`System time \(seconds\): ([0-9.]+)`)
-	reRSS  = regexp.MustCompile(`Maximum resident set size \(kbytes\): ([0-9]+)`)
-)
-
-// timeV runs argv under /usr/bin/time -v: wall seconds, user+system
-// seconds, peak RSS in MB.
-func timeV(argv []string) (wall, cpu, rssMB float64, err error) {
-	cmd := exec.Command("/usr/bin/time", append([]string{"-v"}, argv...)...)
-	var stderr []byte
-	start := time.Now()
-	cmd.Stdout = nil
-	if stderr, err = cmd.CombinedOutput(); err != nil {
-		return 0, 0, 0, fmt.Errorf("%v: %s", err, tail(stderr))
-	}
-	wall = time.Since(start).Seconds()
-	num := func(re *regexp.Regexp) float64 {
-		m := re.FindSubmatch(stderr)
-		if m == nil {
-			return 0
-		}
-		v, _ := strconv.ParseFloat(string(m[1]), 64)
-		return v
-	}
-	return wall, num(reUser) + num(reSys), num(reRSS) / 1024, nil
-}
-
-func tail(b []byte) []byte {
-	if len(b) > 400 {
-		return b[len(b)-400:]
-	}
-	return b
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/scale-preview/scale-preview/pkg/source/sourcetest"
 	"github.com/scale-preview/scale-preview/test/internal/kubectlbuild"
@@ -69,7 +68,7 @@ func TestBigClusterSideBySide(t *testing.T) {
 	figures := make([][3][]float64, len(cases))
 	for round := range runs {
 		for i, c := range cases {
-			w, cpu, rss, err := timeV(argv(c.what), filepath.Join(dir, fmt.Sprintf("out-%d.txt", i)))
+			w, cpu, rss, err := timeTo(argv(c.what), filepath.Join(dir, fmt.Sprintf("out-%d.txt", i)))
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
@@ -80,7 +79,7 @@ func TestBigClusterSideBySide(t *testing.T) {
 	t.Logf("load after: %s", loadavg())
 	t.Logf("| case | wall s | CPU s | peak RSS MB |")
 	for i, c := range cases {
-		t.Logf("| %s | %.2f | %.2f | %.0f |", c.name, median(figures[i][0]), median(figures[i][1]), median(figures[i][2]))
+		t.Logf("| %s | %.2f | %.2f | %.0f |", c.name, sourcetest.Median(figures[i][0]), sourcetest.Median(figures[i][1]), sourcetest.Median(figures[i][2]))
 	}
 }
 
@@ -157,50 +156,17 @@ func buildClients(t *testing.T, root, dir string) (plugin, kubectl string) {
 	return plugin, kubectl
 }
 
-var (
-	reUser = regexp.MustCompile(`User time \(seconds\): ([0-9.]+)`)
-	reSys  = regexp.MustCompile(`System time \(seconds\): ([0-9.]+)`)
-	reRSS  = regexp.MustCompile(`Maximum resident set size \(kbytes\): ([0-9]+)`)
-)
-
-// timeV runs argv under /usr/bin/time -v with its output to out: wall
-// seconds, user+system seconds, peak RSS in MB. Exit code 8 (something
-// undetermined, with --fail-if-uncertain) never happens here; any other
-// failure is an error.
-func timeV(argv []string, out string) (wall, cpu, rssMB float64, err error) {
-	f, err := os.Create(out)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	defer f.Close()
-	cmd := exec.Command("/usr/bin/time", append([]string{"-v"}, argv...)...)
-	cmd.Stdout = f
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	start := time.Now()
-	if err = cmd.Run(); err != nil {
-		s := stderr.String()
-		return 0, 0, 0, fmt.Errorf("%v: %s", err, s[max(0, len(s)-600):])
-	}
-	wall = time.Since(start).Seconds()
-	num := func(re *regexp.Regexp) float64 {
-		m := re.FindStringSubmatch(stderr.String())
-		if m == nil {
-			return 0
-		}
-		v, _ := strconv.ParseFloat(m[1], 64)
-		return v
-	}
-	return wall, num(reUser) + num(reSys), num(reRSS) / 1024, nil
-}
-
 func loadavg() string {
 	b, _ := os.ReadFile("/proc/loadavg")
 	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
+// timeTo is sourcetest.TimeV with the command's output in the file out.
+func timeTo(argv []string, out string) (wall, cpu, rssMB float64, err error) {
+	f, err := os.Create(out)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer f.Close()
+	return sourcetest.TimeV(argv, f)
 }
