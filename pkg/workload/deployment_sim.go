@@ -518,6 +518,51 @@ func (sim *depSim) applyChanges(changes []deployment.Change) []shrink {
 	return out
 }
 
+// shrinkRun: one shrink's run in a sync, and what its partial views
+// start from.
+type shrinkRun struct {
+	run        rsRun
+	unrealized rsRun // before its open groups were realized
+	before     depRS // the ReplicaSet before this shrink
+	to         int32 // the size it sorts for (two steps if merged)
+	late       bool  // may rank after the next sync's deletions
+}
+
+// addPartialViews: the deletions shrink k may see in part (its siblings'
+// and, if it may rank late, the next sync's) give its partial views.
+func (sim *depSim) addPartialViews(k int, shrinks []shrink, done []shrinkRun, later []string) {
+	d := &done[k]
+	var others []string
+	for j := range shrinks {
+		if j != k {
+			others = append(others, done[j].run.victims...)
+		}
+	}
+	if d.late {
+		others = append(others, later...)
+	}
+	r := sim.rss[shrinks[k].i]
+	seen := sim.gone
+	if prev := sim.earlierVictims(r.rs.Name); len(prev) > 0 {
+		seen = maps.Clone(sim.gone)
+		for _, n := range prev {
+			delete(seen, n)
+		}
+		others = append(others, prev...)
+	}
+	if len(others) == 0 {
+		return
+	}
+	alts := sim.partialViews(r, d.to, seen, others, d.unrealized, d.before)
+	if len(alts) == 0 {
+		return
+	}
+	base := chances(d.unrealized.pods)
+	for _, alt := range alts {
+		sim.partly = append(sim.partly, partialView{base, alt, weightPartlyVisible / float64(len(alts))})
+	}
+}
+
 // runShrinks picks each shrinking ReplicaSet's victims. Shrinks written in
 // one sync run concurrently in the ReplicaSet controller: which of the
 // others' victims each one's ranks see gone is a choice (visibility).
@@ -527,15 +572,6 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 		// An earlier open group was left to its chances, and yet another
 		// step follows that may depend on it.
 		sim.partial = true
-	}
-	// shrinkRun: one shrink's run in this sync, and what its partial
-	// views start from.
-	type shrinkRun struct {
-		run        rsRun
-		unrealized rsRun // before its open groups were realized
-		before     depRS // the ReplicaSet before this shrink
-		to         int32 // the size it sorts for (two steps if merged)
-		late       bool  // may rank after the next sync's deletions
 	}
 	done := make([]shrinkRun, len(shrinks))
 	tr := syncTrace{to: map[string]int32{}, victims: map[string][]string{}, neededFresh: sim.neededFresh}
@@ -565,39 +601,8 @@ func (sim *depSim) runShrinks(shrinks []shrink) {
 		d.unrealized = d.run
 		sim.realizeOpen(r, &d.run, sim.laterSteps(k, order, sees))
 	}
-	// The deletions a shrink may see in part: its siblings' and, if it
-	// may rank late, the next sync's.
 	for _, k := range order {
-		d := &done[k]
-		var others []string
-		for j := range shrinks {
-			if j != k {
-				others = append(others, done[j].run.victims...)
-			}
-		}
-		if d.late {
-			others = append(others, later...)
-		}
-		r := sim.rss[shrinks[k].i]
-		seen := sim.gone
-		if prev := sim.earlierVictims(r.rs.Name); len(prev) > 0 {
-			seen = maps.Clone(sim.gone)
-			for _, n := range prev {
-				delete(seen, n)
-			}
-			others = append(others, prev...)
-		}
-		if len(others) == 0 {
-			continue
-		}
-		alts := sim.partialViews(r, d.to, seen, others, d.unrealized, d.before)
-		if len(alts) == 0 {
-			continue
-		}
-		base := chances(d.unrealized.pods)
-		for _, alt := range alts {
-			sim.partly = append(sim.partly, partialView{base, alt, weightPartlyVisible / float64(len(alts))})
-		}
+		sim.addPartialViews(k, shrinks, done, later)
 	}
 	for k, sh := range shrinks {
 		tr.to[sim.rss[sh.i].rs.Name] = sh.to
