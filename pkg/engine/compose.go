@@ -245,23 +245,7 @@ func (c *composer) round(active []*Pod, keys []key, related []int, remaining, ro
 		c.work += groups[0].joint.cost / costScale
 	}
 	if d == remaining {
-		// The last round: its fates are final.
-		seen := make(map[*Pod]bool, len(placed))
-		for _, pl := range placed {
-			seen[pl.Pod] = true
-			f := fateOpen
-			if pl.Certain && pl.Delete {
-				f = fateDelete
-			} else if pl.Certain {
-				f = fateKeep
-			}
-			c.note(pl.Pod, w, pl.Probability, f, approx)
-		}
-		for _, p := range active {
-			if !seen[p] { // past the cut's class: certainly kept
-				c.note(p, w, 0, fateKeep, approx)
-			}
-		}
+		c.noteLast(active, placed, w, approx)
 		return
 	}
 	gone := map[*Pod]bool{}
@@ -295,6 +279,26 @@ func (c *composer) round(active []*Pod, keys []key, related []int, remaining, ro
 			c.note(p, w*s.w, 1, fateDelete, approx || !exact)
 		}
 		c.next(active, keys, related, gone, s.pods, remaining-d, round, w*s.w, approx || !exact, i == len(sets)-1)
+	}
+}
+
+// noteLast notes the last round's fates, which are final.
+func (c *composer) noteLast(active []*Pod, placed []Placed, w float64, approx bool) {
+	seen := make(map[*Pod]bool, len(placed))
+	for _, pl := range placed {
+		seen[pl.Pod] = true
+		f := fateOpen
+		if pl.Certain && pl.Delete {
+			f = fateDelete
+		} else if pl.Certain {
+			f = fateKeep
+		}
+		c.note(pl.Pod, w, pl.Probability, f, approx)
+	}
+	for _, p := range active {
+		if !seen[p] { // past the cut's class: certainly kept
+			c.note(p, w, 0, fateKeep, approx)
+		}
 	}
 }
 

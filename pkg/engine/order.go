@@ -593,30 +593,8 @@ const composeTrials = 200
 // random input orders of the whole round (or, for large rounds, of the
 // group alone, which is documented as an approximation).
 func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d int, in Input, round, groupBase int, placed []Placed, rule Rule, reason string) []Contenders {
-	// Shuffles start from name order, so that estimates do not depend on
-	// the order pods were listed in.
-	universe := slices.Clone(members)
-	slices.SortStableFunc(universe, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
-	cut := d - from
-	if len(active) <= simulateFullLimit {
-		universe = make([]int, len(active))
-		for i := range universe {
-			universe[i] = i
-		}
-		slices.SortStableFunc(universe, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
-		cut = d
-	}
-	trials := in.Trials
-	if trials <= 0 {
-		trials = min(2000, max(200, 200000/len(universe)))
-	}
-	if in.composing {
-		// Followed once per outcome of an earlier round: fewer trials.
-		trials = min(trials, composeTrials)
-	}
-	if in.FatesOnly {
-		trials = 0
-	}
+	universe, cut := sortUniverse(active, members, from, d)
+	trials := trialsFor(in, len(universe))
 	enumSteps := 0 // a failed enumeration's cost
 	if !in.FatesOnly {
 		layer, steps, ok := enumLayer(c, keys, universe)
@@ -673,6 +651,39 @@ func simulate(c *Comparator, active []*Pod, keys []key, members []int, from, d i
 		}
 		return float64(hitsOf[k]) / float64(trials)
 	})
+}
+
+// sortUniverse is what the trials shuffle, in name order so that the
+// estimates do not depend on the order pods were listed in: the whole
+// round when it is small enough, else the group alone; cut is how many of
+// it the round deletes.
+func sortUniverse(active []*Pod, members []int, from, d int) (universe []int, cut int) {
+	universe, cut = slices.Clone(members), d-from
+	if len(active) <= simulateFullLimit {
+		universe, cut = make([]int, len(active)), d
+		for i := range universe {
+			universe[i] = i
+		}
+	}
+	slices.SortStableFunc(universe, func(a, b int) int { return cmp.Compare(active[a].Name, active[b].Name) })
+	return universe, cut
+}
+
+// trialsFor is how many random orders to sort: fewer for a large
+// universe, fewer still when composing rounds, none for fates only.
+func trialsFor(in Input, universe int) int {
+	trials := in.Trials
+	if trials <= 0 {
+		trials = min(2000, max(200, 200000/universe))
+	}
+	if in.composing {
+		// Followed once per outcome of an earlier round: fewer trials.
+		trials = min(trials, composeTrials)
+	}
+	if in.FatesOnly {
+		trials = 0
+	}
+	return trials
 }
 
 // sortTrials runs sort.Sort with the controller's comparator over trials
