@@ -119,6 +119,7 @@ func (o *DrainOptions) Complete(c *cobra.Command, args []string) error {
 		return withCode(ExitUsage, "--pod-selector=<pod_selector> must be a valid label selector")
 	}
 	o.podSel = sel
+	o.ref.Namespace = o.commandNamespace() // -o name prints pod/NAME only for victims in it
 	if o.offline() {
 		if o.files, err = expandFiles(o.Filenames, o.Recursive); err != nil {
 			return err

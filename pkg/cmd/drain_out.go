@@ -61,13 +61,5 @@ func drainMessage(res *drain.Result) string {
 
 // printDrain prints the document in the chosen format.
 func (o *DrainOptions) printDrain(pred *prediction.Prediction) error {
-	switch {
-	case o.printer != nil:
-		return o.printer.PrintObj(pred, o.Out)
-	case *o.PrintFlags.OutputFormat == "name":
-		o.ref.Namespace = o.commandNamespace()
-		return o.printNames(pred)
-	default:
-		return printer.DrainTable(o.Out, pred, o.width(o.Out))
-	}
+	return o.printWith(pred, func() error { return printer.DrainTable(o.Out, pred, o.width(o.Out)) })
 }

@@ -101,14 +101,9 @@ func (o *Options) runNode(ctx context.Context) error {
 	res.Assumed = append(res.Assumed, snap.Kubelet.Unavailable...)
 	res.KubeletReads = kubeletReads(snap, o.offline())
 	pred := nodePrediction(node, res, rs, info, snap.Notes, o.now)
-	switch {
-	case o.printer != nil:
-		err = o.printer.PrintObj(pred, o.Out)
-	case *o.PrintFlags.OutputFormat == "name":
-		err = o.printNames(pred)
-	default:
-		err = printer.EvictionTable(o.Out, pred, printer.TableOptions{Wide: *o.PrintFlags.OutputFormat == "wide", Width: o.width(o.Out)})
-	}
+	err = o.printWith(pred, func() error {
+		return printer.EvictionTable(o.Out, pred, printer.TableOptions{Wide: *o.PrintFlags.OutputFormat == "wide", Width: o.width(o.Out)})
+	})
 	if err != nil {
 		return err
 	}

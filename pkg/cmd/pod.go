@@ -70,14 +70,7 @@ func (o *Options) runPod(ctx context.Context) error {
 		pred.Warnings = append(pred.Warnings, "assumes the default scheduler profile and no extenders (pass --scheduler-config otherwise)")
 	}
 	pred.Normalize()
-	switch {
-	case o.printer != nil:
-		err = o.printer.PrintObj(pred, o.Out)
-	case *o.PrintFlags.OutputFormat == "name":
-		err = o.printNames(pred)
-	default:
-		err = printer.PreemptionTable(o.Out, pred, o.width(o.Out))
-	}
+	err = o.printWith(pred, func() error { return printer.PreemptionTable(o.Out, pred, o.width(o.Out)) })
 	if err != nil {
 		return err
 	}

@@ -79,16 +79,21 @@ func (o *Options) print(pred *prediction.Prediction) error {
 	if o.printJobNote(o.Out, pred) {
 		return nil
 	}
-	if o.printer != nil {
+	return o.printWith(pred, func() error {
+		return printer.Table(o.Out, pred, printer.TableOptions{Wide: *o.PrintFlags.OutputFormat == "wide", Width: o.width(o.Out)})
+	})
+}
+
+// printWith prints pred with -o's printer (json, yaml, jsonpath...), as
+// names, or as the mode's table.
+func (o *Options) printWith(pred *prediction.Prediction, table func() error) error {
+	switch {
+	case o.printer != nil:
 		return o.printer.PrintObj(pred, o.Out)
-	}
-	switch *o.PrintFlags.OutputFormat {
-	case "name":
+	case *o.PrintFlags.OutputFormat == "name":
 		return o.printNames(pred)
-	case "wide":
-		return printer.Table(o.Out, pred, printer.TableOptions{Wide: true, Width: o.width(o.Out)})
 	}
-	return printer.Table(o.Out, pred, printer.TableOptions{Width: o.width(o.Out)})
+	return table()
 }
 
 // load reads the files, or the cluster, and says where the rules' version
