@@ -110,8 +110,9 @@ type state struct {
 	raced  []*Replacement // replacements whose scheduling depends on eviction order
 	broken []string       // budgets --disable-eviction breaks
 	sched  []*corev1.Node // the nodes as the scheduler sees them: cordoned ones unschedulable
-	// view is the scheduler's cache of the live pods, built at the first
-	// placement and kept current by setPod and forget.
+	// view is the scheduler's cache of the live pods, built with the
+	// start and kept current by setPod, forget and remember (rebuilt at
+	// the next placement if an Add failed).
 	view    *scheduling.View
 	viewErr error
 	byOwner map[types.UID][]*podState // by controller UID
@@ -171,7 +172,7 @@ func newState(in Input) *state {
 		s.initialBudget(bs)
 		s.budgets = append(s.budgets, bs)
 	}
-	s.view, s.viewErr = scheduling.NewView(s.schedNodes(), s.livePods(), in.Namespaces, in.Scheduler)
+	s.buildView()
 	return s
 }
 
@@ -376,10 +377,15 @@ func (s *state) markStarting(p *podState) {
 	p.willReady, p.readyUnknown = s.readiness(p, ref)
 }
 
+// buildView is the scheduler's cache of the live pods as they are now.
+func (s *state) buildView() {
+	s.view, s.viewErr = scheduling.NewView(s.schedNodes(), s.livePods(), s.in.Namespaces, s.in.Scheduler)
+}
+
 // placement runs the scheduler's filters for pod over the live pods.
 func (s *state) placement(pod *corev1.Pod) (scheduling.Placement, error) {
 	if s.view == nil && s.viewErr == nil { // remember met an error
-		s.view, s.viewErr = scheduling.NewView(s.schedNodes(), s.livePods(), s.in.Namespaces, s.in.Scheduler)
+		s.buildView()
 	}
 	if s.viewErr != nil {
 		return scheduling.Placement{}, s.viewErr
