@@ -125,7 +125,7 @@ func TestHelpExitCodesAreTheREADMEs(t *testing.T) {
 // Every mode's form runs exactly what the root runs for TYPE/NAME.
 func TestModeCommandsRunAsTheRoot(t *testing.T) {
 	for _, pair := range [][2][]string{
-		{{"-f", preemptFile, "pod/critical", "-n", "shop", "-o", "json"}, {"pod", "critical", "-f", preemptFile, "-n", "shop", "-o", "json"}},
+		{{"-f", preemptFile, "pod/critical", "-n", "shop", "-o", "json", "--now", liveNowFlag}, {"pod", "critical", "-f", preemptFile, "-n", "shop", "-o", "json", "--now", liveNowFlag}},
 		{{"-f", "../../examples/web.yaml", "deploy/web", "--replicas=3", "-n", "shop", "--now", liveNowFlag}, {"scale-in", "deploy/web", "--replicas=3", "-f", "../../examples/web.yaml", "-n", "shop", "--now", liveNowFlag}},
 		{{"-f", "../../examples/job.json", "-n", "ml", "job/train", "--parallelism=2", "--now", liveNowFlag}, {"job", "train", "--parallelism=2", "-f", "../../examples/job.json", "-n", "ml", "--now", liveNowFlag}},
 		{{"-f", "../../examples/runbook.yaml", "hpa/web", "-n", "shop", "--now", liveNowFlag, "-o", "yaml"}, {"hpa", "web", "-f", "../../examples/runbook.yaml", "-n", "shop", "--now", liveNowFlag, "-o", "yaml"}},

@@ -139,23 +139,11 @@ func watchSelector(s *snapshot.Snapshot, ref snapshot.Ref) (labels.Selector, err
 	var ls *metav1.LabelSelector
 	switch ref.Kind {
 	case snapshot.Deployment:
-		for _, d := range s.Deployments {
-			if d.Name == ref.Name {
-				ls = d.Spec.Selector
-			}
-		}
+		ls = selectorNamed(s.Deployments, ref.Name, func(d *appsv1.Deployment) *metav1.LabelSelector { return d.Spec.Selector })
 	case snapshot.ReplicaSet:
-		for _, rs := range s.ReplicaSets {
-			if rs.Name == ref.Name {
-				ls = rs.Spec.Selector
-			}
-		}
+		ls = selectorNamed(s.ReplicaSets, ref.Name, func(rs *appsv1.ReplicaSet) *metav1.LabelSelector { return rs.Spec.Selector })
 	case snapshot.StatefulSet:
-		for _, st := range s.StatefulSets {
-			if st.Name == ref.Name {
-				ls = st.Spec.Selector
-			}
-		}
+		ls = selectorNamed(s.StatefulSets, ref.Name, func(st *appsv1.StatefulSet) *metav1.LabelSelector { return st.Spec.Selector })
 	case snapshot.ReplicationController:
 		for _, rc := range s.ReplicationControllers {
 			if rc.Name == ref.Name {
@@ -424,4 +412,16 @@ func diffNames(a, b []string) (onlyA, onlyB []string) {
 		}
 	}
 	return onlyA, onlyB
+}
+
+// selectorNamed is the selector of the last object of list named name
+// (nil when none is).
+func selectorNamed[T metav1.Object](list []T, name string, selector func(T) *metav1.LabelSelector) *metav1.LabelSelector {
+	var ls *metav1.LabelSelector
+	for _, x := range list {
+		if x.GetName() == name {
+			ls = selector(x)
+		}
+	}
+	return ls
 }

@@ -204,20 +204,19 @@ func newRSNewReplicas(d Deployment, allRSs []*ReplicaSet, newRS *ReplicaSet) (in
 }
 
 func sumReplicas(rss []*ReplicaSet) int32 {
-	var n int32
-	for _, rs := range rss {
-		if rs != nil {
-			n += rs.Replicas
-		}
-	}
-	return n
+	return sumOver(rss, func(rs *ReplicaSet) int32 { return rs.Replicas })
 }
 
 func sumAvailable(rss []*ReplicaSet) int32 {
+	return sumOver(rss, func(rs *ReplicaSet) int32 { return rs.Available })
+}
+
+// sumOver adds count over the ReplicaSets, skipping nil ones.
+func sumOver(rss []*ReplicaSet, count func(*ReplicaSet) int32) int32 {
 	var n int32
 	for _, rs := range rss {
 		if rs != nil {
-			n += rs.Available
+			n += count(rs)
 		}
 	}
 	return n

@@ -33,25 +33,19 @@ func ownerKey(kind, ns, name string) string { return kind + "/" + ns + "/" + nam
 // NewOwners indexes w.
 func NewOwners(w Workloads) *Owners {
 	o := &Owners{objs: map[string]metav1.Object{}}
-	for _, d := range w.Deployments {
-		o.objs[ownerKey("Deployment", d.Namespace, d.Name)] = d
-	}
-	for _, r := range w.ReplicaSets {
-		o.objs[ownerKey("ReplicaSet", r.Namespace, r.Name)] = r
-	}
-	for _, s := range w.StatefulSets {
-		o.objs[ownerKey("StatefulSet", s.Namespace, s.Name)] = s
-	}
-	for _, d := range w.DaemonSets {
-		o.objs[ownerKey("DaemonSet", d.Namespace, d.Name)] = d
-	}
-	for _, r := range w.ReplicationControllers {
-		o.objs[ownerKey("ReplicationController", r.Namespace, r.Name)] = r
-	}
-	for _, j := range w.Jobs {
-		o.objs[ownerKey("Job", j.Namespace, j.Name)] = j
-	}
+	indexOwners(o, "Deployment", w.Deployments)
+	indexOwners(o, "ReplicaSet", w.ReplicaSets)
+	indexOwners(o, "StatefulSet", w.StatefulSets)
+	indexOwners(o, "DaemonSet", w.DaemonSets)
+	indexOwners(o, "ReplicationController", w.ReplicationControllers)
+	indexOwners(o, "Job", w.Jobs)
 	return o
+}
+
+func indexOwners[T metav1.Object](o *Owners, kind string, list []T) {
+	for _, x := range list {
+		o.objs[ownerKey(kind, x.GetNamespace(), x.GetName())] = x
+	}
 }
 
 // Get finds the controller ref's object; nil when absent or another UID.

@@ -284,14 +284,7 @@ func writeGrid(w io.Writer, t grid, cutAfter int, cut string) error {
 // one entry (a drain's many alike replacements).
 func fitLastColumn(t *grid, width int) []string {
 	last := len(t.header) - 1
-	used := 0
-	for c := range last {
-		col := twwidth.Width(t.header[c])
-		for _, r := range t.rows {
-			col = max(col, twwidth.Width(r[c]))
-		}
-		used += col + 2
-	}
+	used := t.widthBefore(last, twwidth.Width)
 	var legend []string
 	number := map[string]int{}
 	for i, r := range t.rows {

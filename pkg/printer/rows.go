@@ -69,14 +69,7 @@ func buildRows(p *prediction.Prediction, opt TableOptions) (grid, []string) {
 // numbered legend, leaving its short label in the row.
 func fitWhy(t *grid, pods []prediction.Pod, w *why, width int) {
 	last := len(t.header) - 1
-	used := 0
-	for c := range last {
-		col := utf8.RuneCountInString(t.header[c])
-		for _, r := range t.rows {
-			col = max(col, utf8.RuneCountInString(r[c]))
-		}
-		used += col + 2 // the padding between columns
-	}
+	used := t.widthBefore(last, utf8.RuneCountInString)
 	for i, r := range t.rows {
 		if utf8.RuneCountInString(r[last]) > width-used {
 			_, label := w.explain(pods[i])
@@ -341,4 +334,18 @@ func firstNames(names []string, n int) string {
 		return strings.Join(names, ", ")
 	}
 	return strings.Join(names[:n], ", ") + fmt.Sprintf(", +%d more", len(names)-n)
+}
+
+// widthBefore is the width of the table's first n columns, each as wide as
+// its widest cell by measure, with the padding between columns.
+func (t *grid) widthBefore(n int, measure func(string) int) int {
+	used := 0
+	for c := range n {
+		col := measure(t.header[c])
+		for _, r := range t.rows {
+			col = max(col, measure(r[c]))
+		}
+		used += col + 2
+	}
+	return used
 }

@@ -26,32 +26,30 @@ var DrainKinds = []string{"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"
 // addWorkload keeps the pods' owners (read by the drain).
 func (c *Cluster) addWorkload(obj runtime.Object, ns string) {
 	w := &c.Workloads
-	setNS := func(m *metav1.ObjectMeta, kind string) {
-		if m.Namespace == "" {
-			m.Namespace = ns
-		}
-		c.Kinds[kind] = true
-	}
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
-		setNS(&o.ObjectMeta, "Deployment")
-		w.Deployments = append(w.Deployments, o)
+		keepOwner(c, &w.Deployments, o, "Deployment", ns)
 	case *appsv1.ReplicaSet:
-		setNS(&o.ObjectMeta, "ReplicaSet")
-		w.ReplicaSets = append(w.ReplicaSets, o)
+		keepOwner(c, &w.ReplicaSets, o, "ReplicaSet", ns)
 	case *appsv1.StatefulSet:
-		setNS(&o.ObjectMeta, "StatefulSet")
-		w.StatefulSets = append(w.StatefulSets, o)
+		keepOwner(c, &w.StatefulSets, o, "StatefulSet", ns)
 	case *appsv1.DaemonSet:
-		setNS(&o.ObjectMeta, "DaemonSet")
-		w.DaemonSets = append(w.DaemonSets, o)
+		keepOwner(c, &w.DaemonSets, o, "DaemonSet", ns)
 	case *corev1.ReplicationController:
-		setNS(&o.ObjectMeta, "ReplicationController")
-		w.ReplicationControllers = append(w.ReplicationControllers, o)
+		keepOwner(c, &w.ReplicationControllers, o, "ReplicationController", ns)
 	case *batchv1.Job:
-		setNS(&o.ObjectMeta, "Job")
-		w.Jobs = append(w.Jobs, o)
+		keepOwner(c, &w.Jobs, o, "Job", ns)
 	}
+}
+
+// keepOwner adds o to list, in namespace ns when it names none, and notes
+// that the kind was read.
+func keepOwner[T metav1.Object](c *Cluster, list *[]T, o T, kind, ns string) {
+	if o.GetNamespace() == "" {
+		o.SetNamespace(ns)
+	}
+	c.Kinds[kind] = true
+	*list = append(*list, o)
 }
 
 // ReadDrainCluster lists what a drain reads: the scheduler's view

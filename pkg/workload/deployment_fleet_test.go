@@ -147,9 +147,10 @@ func randomFleetPod(rng *rand.Rand, nodes int, race, fresh bool) *corev1.Pod {
 // the same merged prediction, field for field, as computing each run
 // afresh, over random mid-rollout fleets.
 func TestDeploymentMemoChangesNothing(t *testing.T) {
+	t.Parallel()
 	n := 60
 	if testing.Short() {
-		n = 20
+		n = 8
 	}
 	seeds := []int{498} // a shared run's tie is realized differently per interleaving
 	for i := 0; i < n; i++ {

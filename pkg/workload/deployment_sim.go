@@ -108,12 +108,7 @@ type syncTrace struct {
 // newDepSim finds the Deployment and its ReplicaSets and sets the
 // controller's view before the scale.
 func newDepSim(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options, sched *schedule, memo *runMemo) (*depSim, error) {
-	var d *appsv1.Deployment
-	for _, x := range s.Deployments {
-		if x.Name == ref.Name && x.Namespace == ref.Namespace {
-			d = x
-		}
-	}
+	d := findNamed(s.Deployments, ref)
 	if d == nil {
 		return nil, &NotFoundError{Ref: ref}
 	}

@@ -418,8 +418,13 @@ func TestDeploymentTieCutByScaleTakenByRollout(t *testing.T) {
 // (the former quadratic code). Random mid-rollout fleets with terminating
 // pods, scaled to random sizes, must agree pod for pod.
 func TestDeploymentPositionsMatchRecount(t *testing.T) {
+	t.Parallel()
+	trials := 200
+	if testing.Short() {
+		trials = 50
+	}
 	rng := rand.New(rand.NewPCG(18, 1))
-	for trial := 0; trial < 200; trial++ {
+	for trial := 0; trial < trials; trial++ {
 		n := 1 + rng.IntN(40)
 		d := mkDeploy(int32(n), int32(n), "25%", "25%")
 		s := &snapshot.Snapshot{Deployments: []*appsv1.Deployment{d}}

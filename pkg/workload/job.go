@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/utils/ptr"
 
 	"github.com/scale-preview/scale-preview/pkg/engine"
 	"github.com/scale-preview/scale-preview/pkg/job"
@@ -19,12 +18,7 @@ import (
 // predictJob previews a Job's parallelism (and, for an elastic Indexed
 // Job, completions) going to the values given.
 func predictJob(s *snapshot.Snapshot, ref snapshot.Ref, parallelism int32, o Options) (*prediction.Prediction, error) {
-	var j *batchv1.Job
-	for _, x := range s.Jobs {
-		if x.Name == ref.Name && x.Namespace == ref.Namespace {
-			j = x
-		}
-	}
+	j := findNamed(s.Jobs, ref)
 	if j == nil {
 		return nil, &NotFoundError{Ref: ref}
 	}
@@ -52,19 +46,9 @@ func predictJob(s *snapshot.Snapshot, ref snapshot.Ref, parallelism int32, o Opt
 		}
 		pred.Pods = append(pred.Pods, pp)
 	}
-	for _, g := range res.Contenders {
-		pred.Contenders = append(pred.Contenders, prediction.ContenderGroup{Pods: g.Pods, Delete: g.Delete, Rule: g.Rule.ID(), Reason: g.Reason, Exact: g.Exact, Trials: g.Trials})
-	}
-	for _, p := range c.terminating {
-		pp := podEntry(ptr.To(engine.FromPod(p)), c0)
-		pp.Fate, pp.Certain, pp.Reason = prediction.FateTerminating, true, "already terminating: not active, never chosen again"
-		pred.Pods = append(pred.Pods, pp)
-	}
-	for _, p := range c.foreign {
-		pp := podEntry(ptr.To(engine.FromPod(p)), c0)
-		pp.Fate, pp.Certain, pp.Reason = prediction.FateIgnored, true, "matches the selector but is controlled by "+ownerText(p)+": never counted or deleted"
-		pred.Pods = append(pred.Pods, pp)
-	}
+	pred.Contenders = append(pred.Contenders, contenderGroups(res.Contenders)...)
+	c.released = nil // a Job's answer leaves released pods out
+	pred.Pods = append(pred.Pods, c.setAside(c0, "already terminating: not active, never chosen again")...)
 	pred.Certain = res.Certain
 	pred.Warnings = append(pred.Warnings, res.Warnings...)
 	pred.Message = summary(pred, false)

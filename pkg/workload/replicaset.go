@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/utils/ptr"
 
 	"github.com/scale-preview/scale-preview/pkg/engine"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
@@ -171,26 +170,8 @@ func runReplicaSet(s *snapshot.Snapshot, t rsLike, c claimed, replicas int32, o 
 		}
 		out.pods = append(out.pods, pp)
 	}
-	for _, g := range res.Contenders {
-		out.contenders = append(out.contenders, prediction.ContenderGroup{
-			Pods: g.Pods, Delete: g.Delete, Rule: g.Rule.ID(), Reason: g.Reason, Exact: g.Exact, Trials: g.Trials,
-		})
-	}
-	for _, p := range c.terminating {
-		pp := podEntry(ptr.To(engine.FromPod(p)), c0)
-		pp.Fate, pp.Certain, pp.Reason = prediction.FateTerminating, true, "already terminating: not counted, never chosen again"
-		out.pods = append(out.pods, pp)
-	}
-	for _, p := range c.foreign {
-		pp := podEntry(ptr.To(engine.FromPod(p)), c0)
-		pp.Fate, pp.Certain, pp.Reason = prediction.FateIgnored, true, "matches the selector but is controlled by "+ownerText(p)+": never counted or deleted"
-		out.pods = append(out.pods, pp)
-	}
-	for _, p := range c.released {
-		pp := podEntry(ptr.To(engine.FromPod(p)), c0)
-		pp.Fate, pp.Certain, pp.Reason = prediction.FateIgnored, true, "labels no longer match the selector: the controller releases it"
-		out.pods = append(out.pods, pp)
-	}
+	out.contenders = append(out.contenders, contenderGroups(res.Contenders)...)
+	out.pods = append(out.pods, c.setAside(c0, "already terminating: not counted, never chosen again")...)
 	return out
 }
 

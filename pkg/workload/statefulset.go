@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/scale-preview/scale-preview/pkg/engine"
@@ -14,12 +13,7 @@ import (
 )
 
 func predictStatefulSet(s *snapshot.Snapshot, ref snapshot.Ref, replicas int32, o Options) (*prediction.Prediction, error) {
-	var set *appsv1.StatefulSet
-	for _, x := range s.StatefulSets {
-		if x.Name == ref.Name && x.Namespace == ref.Namespace {
-			set = x
-		}
-	}
+	set := findNamed(s.StatefulSets, ref)
 	if set == nil {
 		return nil, &NotFoundError{Ref: ref}
 	}

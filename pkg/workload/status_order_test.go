@@ -22,9 +22,10 @@ import (
 // which shrunk ReplicaSets' statuses turn fresh once followed their names
 // instead of the order the deployment controller wrote them in.
 func TestReplicaSetNamesDecideNothing(t *testing.T) {
+	t.Parallel()
 	n := 300
 	if testing.Short() {
-		n = 100
+		n = 40
 	}
 	ref := snapshot.Ref{Kind: snapshot.Deployment, Namespace: testNS, Name: "web"}
 	compared := 0

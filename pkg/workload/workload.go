@@ -12,7 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
 
+	"github.com/scale-preview/scale-preview/pkg/engine"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/rules"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
@@ -185,4 +187,50 @@ func gateKinds(kind string) []string {
 		return []string{rules.KindJob}
 	}
 	return []string{rules.KindComparator, rules.KindReplicaSet}
+}
+
+// findNamed is the object of list named as ref, the last one where a
+// file holds duplicates; nil when there is none.
+func findNamed[T metav1.Object](list []T, ref snapshot.Ref) T {
+	var found T
+	for _, x := range list {
+		if x.GetName() == ref.Name && x.GetNamespace() == ref.Namespace {
+			found = x
+		}
+	}
+	return found
+}
+
+// Reasons of the pods a controller's claim sets aside.
+const (
+	reasonForeign  = "matches the selector but is controlled by %s: never counted or deleted"
+	reasonReleased = "labels no longer match the selector: the controller releases it"
+)
+
+// setAside are the entries of pods the controller never deletes: already
+// terminating (in the controller's words), controlled by another object,
+// and released. The Job controller releases none it could see here.
+func (c claimed) setAside(c0 *engine.Comparator, terminating string) []prediction.Pod {
+	var out []prediction.Pod
+	add := func(pods []*corev1.Pod, fate, reason func(*corev1.Pod) string) {
+		for _, p := range pods {
+			pp := podEntry(ptr.To(engine.FromPod(p)), c0)
+			pp.Fate, pp.Certain, pp.Reason = fate(p), true, reason(p)
+			out = append(out, pp)
+		}
+	}
+	fixed := func(s string) func(*corev1.Pod) string { return func(*corev1.Pod) string { return s } }
+	add(c.terminating, fixed(prediction.FateTerminating), fixed(terminating))
+	add(c.foreign, fixed(prediction.FateIgnored), func(p *corev1.Pod) string { return fmt.Sprintf(reasonForeign, ownerText(p)) })
+	add(c.released, fixed(prediction.FateIgnored), fixed(reasonReleased))
+	return out
+}
+
+// contenderGroups are the engine's open groups in the JSON's words.
+func contenderGroups(groups []engine.Contenders) []prediction.ContenderGroup {
+	out := make([]prediction.ContenderGroup, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, prediction.ContenderGroup{Pods: g.Pods, Delete: g.Delete, Rule: g.Rule.ID(), Reason: g.Reason, Exact: g.Exact, Trials: g.Trials})
+	}
+	return out
 }
