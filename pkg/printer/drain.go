@@ -50,7 +50,10 @@ func DrainTable(w io.Writer, p *prediction.Prediction, width int) error {
 func drainNode(pw *paragraphs, n prediction.DrainNode, width int) {
 	pw.blank()
 	head := fmt.Sprintf("NODE %s: %s", n.Node, strings.ToUpper(n.Outcome))
-	if !n.Certain {
+	switch {
+	case len(n.Outcomes) > 0:
+		head = fmt.Sprintf("NODE %s: %s", n.Node, OutcomeChances(n.Outcomes, true))
+	case !n.Certain:
 		head += " (uncertain)"
 	}
 	pw.para(head, "  ")
@@ -69,6 +72,31 @@ func drainNode(pw *paragraphs, n prediction.DrainNode, width int) {
 	if n.Reason != "" && n.Outcome != "drained" {
 		pw.para("  Verdict: "+n.Reason, "    ")
 	}
+	for _, o := range n.Outcomes[min(1, len(n.Outcomes)):] {
+		pw.para(fmt.Sprintf("  If %s (%s): %s", strings.ToUpper(o.Outcome), chanceOf(o.Probability), o.Reason), "    ")
+	}
+}
+
+// OutcomeChances are a race's outcomes with their chances, the likeliest
+// first: "drained 50% / blocked 50%" (upper: "DRAINED 50% / ...").
+func OutcomeChances(os []prediction.DrainOutcome, upper bool) string {
+	parts := make([]string, len(os))
+	for i, o := range os {
+		word := o.Outcome
+		if upper {
+			word = strings.ToUpper(word)
+		}
+		parts[i] = word + " " + chanceOf(o.Probability)
+	}
+	return strings.Join(parts, " / ")
+}
+
+// chanceOf is Percent, or "?" where the race was not weighed.
+func chanceOf(p *float64) string {
+	if p == nil {
+		return "?"
+	}
+	return Percent(*p)
 }
 
 // printGrid truncates the POD column to fit and moves WHY texts that run
@@ -113,15 +141,62 @@ func replacements(pw *paragraphs, rs []prediction.DrainReplacement, width int) {
 	for _, r := range rs {
 		node, why := r.Node, "on "+nodeList(r.Candidates, 3)
 		switch {
+		case len(r.Placements) > 0:
+			node, why = placementChances(r.Placements), racedWhy(r)
 		case node == "":
 			node, why = "-", r.Reason+" It stays Pending until capacity is added."
 		case len(r.Candidates) > 1:
 			node, why = "any of "+fmt.Sprint(len(r.Candidates)), nodeList(r.Candidates, 3)+" (the scheduler's scoring picks)"
 		}
-		if !r.Certain && r.Node != "" && len(r.Candidates) <= 1 {
+		if !r.Certain && r.Node != "" && len(r.Candidates) <= 1 && len(r.Placements) == 0 {
 			node += " (uncertain)"
 		}
 		t.rows = append(t.rows, []string{"  " + r.For, r.Owner, node, why})
 	}
 	printGrid(pw, t, width)
+}
+
+// placementChances are a raced replacement's nodes with their chances:
+// "node-3 50% / - 50%", and what is left "not created".
+func placementChances(ps []prediction.DrainPlacement) string {
+	parts := make([]string, len(ps))
+	total, weighed := 0.0, true
+	for i, p := range ps {
+		node := p.Node
+		if node == "" {
+			node = "-"
+		}
+		parts[i] = node + " " + chanceOf(p.Probability)
+		if p.Probability == nil {
+			weighed = false
+		} else {
+			total += *p.Probability
+		}
+	}
+	if weighed && total < 1-1e-9 {
+		parts = append(parts, "not created "+Percent(1-total))
+	}
+	return strings.Join(parts, " / ")
+}
+
+// racedWhy says what decides a raced replacement's node.
+func racedWhy(r prediction.DrainReplacement) string {
+	var parts []string
+	if len(r.Candidates) > 0 {
+		parts = append(parts, "on "+nodeList(r.Candidates, 3))
+	}
+	total := 0.0
+	for _, p := range r.Placements {
+		if p.Node == "" && r.Reason != "" {
+			parts = append(parts, "Pending: "+r.Reason)
+		}
+		if p.Probability != nil {
+			total += *p.Probability
+		}
+	}
+	why := "a race (kubectl evicts in parallel: the order in which the scheduler gets the replacements decides): " + strings.Join(parts, "; else ")
+	if total > 0 && total < 1-1e-9 {
+		why += " (created only in the branches that evict its pod)"
+	}
+	return why
 }
