@@ -1,0 +1,119 @@
+package drain
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+)
+
+// raceWorld: node-1 holds the owners' pods (one CPU each, a ReplicaSet
+// per distinct name); node-2 has room for free of them; node-3 is full.
+func raceWorld(free int, owners ...string) *world {
+	w := newWorld(node("node-1", "8"), node("node-2", "8"), node("node-3", "1"))
+	w.pod("filler-3", "node-3", w.rs("filler3", 1, "1"), "ReplicaSet", true)
+	if free < 8 {
+		w.pod("filler-2", "node-2", w.rs("filler2", 1, fmt.Sprint(8-free)), "ReplicaSet", true)
+	}
+	count := map[string]int32{}
+	for _, o := range owners {
+		count[o]++
+	}
+	made := map[string]*appsv1.ReplicaSet{}
+	for i, o := range owners {
+		if made[o] == nil {
+			made[o] = w.rs(o, count[o], "1")
+		}
+		w.pod(fmt.Sprintf("%s-%d", o, i), "node-1", made[o], "ReplicaSet", true)
+	}
+	return w
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// Three owners race for two places: 6 orders, each replacement is
+// scheduled in 4 of them.
+func TestRaceThreeOwnersTwoPlaces(t *testing.T) {
+	r := raceWorld(2, "a", "b", "c").predict("node-1")
+	if r.Unweighed || r.Certain {
+		t.Fatalf("unweighed %v certain %v", r.Unweighed, r.Certain)
+	}
+	for _, rep := range r.Replacements {
+		var placed, pending float64
+		for _, c := range rep.Placements {
+			if c.Value == "node-2" {
+				placed += c.P
+			} else if c.Value == "" {
+				pending += c.P
+			}
+		}
+		if !near(placed, 2.0/3) || !near(pending, 1.0/3) || rep.Certain {
+			t.Errorf("replacement of %s: %+v", rep.For, rep.Placements)
+		}
+	}
+	if n := r.Nodes[0]; n.Outcome != OutcomeDrained || n.Outcomes != nil {
+		t.Errorf("node-1: %+v (it drains in every order)", n)
+	}
+}
+
+// Two pods of one owner race for one place: one order (they are alike),
+// and each is the one scheduled half the time.
+func TestRaceOneOwnerShares(t *testing.T) {
+	r := raceWorld(1, "web", "web").predict("node-1")
+	if len(r.Replacements) != 2 {
+		t.Fatalf("replacements %+v", r.Replacements)
+	}
+	for _, rep := range r.Replacements {
+		if len(rep.Placements) != 2 || !near(rep.Placements[0].P, 0.5) || !near(rep.Placements[1].P, 0.5) || rep.Certain {
+			t.Errorf("replacement of %s: %+v", rep.For, rep.Placements)
+		}
+	}
+	if strings.Contains(strings.Join(r.Uncertain, "\n"), "orders that matter") {
+		t.Errorf("one owner has one order, yet the warnings say orders were run: %v", r.Uncertain)
+	}
+}
+
+// Enough room: no race, no chances, as before.
+func TestRaceNoneWithRoom(t *testing.T) {
+	r := raceWorld(8, "a", "b").predict("node-1")
+	for _, rep := range r.Replacements {
+		if rep.Placements != nil || rep.Node != "node-2" {
+			t.Errorf("replacement of %s: node %q, placements %+v", rep.For, rep.Node, rep.Placements)
+		}
+	}
+}
+
+// Five owners for one place are 120 orders: only creation order and its
+// reverse run, and the chances are not weighed (said so).
+func TestRaceTooManyOrders(t *testing.T) {
+	r := raceWorld(1, "a", "b", "c", "d", "e").predict("node-1")
+	if !r.Unweighed || !strings.Contains(strings.Join(r.Uncertain, "\n"), "without chances") {
+		t.Fatalf("unweighed %v, %v", r.Unweighed, r.Uncertain)
+	}
+	// Creation order schedules the first, its reverse the last.
+	for _, i := range []int{0, 4} {
+		if rep := r.Replacements[i]; len(rep.Placements) != 2 || rep.Placements[0].Value != "node-2" && rep.Placements[1].Value != "node-2" {
+			t.Errorf("replacement of %s: %+v", rep.For, rep.Placements)
+		}
+	}
+}
+
+func TestRoundOrders(t *testing.T) {
+	w := raceWorld(1, "a", "a", "b")
+	s := newState(w.in)
+	var q []*podState
+	for _, p := range s.pods {
+		if strings.HasPrefix(p.key, "default/a-") || strings.HasPrefix(p.key, "default/b-") {
+			q = append(q, p)
+		}
+	}
+	orders := roundOrders(q, maxOrders)
+	if len(orders) != 3 || orders[0][0] != q[0] || orders[0][2] != q[2] {
+		t.Fatalf("orders of a, a, b: %d", len(orders))
+	}
+	if n := len(roundOrders(q, 1)); n != 2 {
+		t.Errorf("limit 1 gives %d orders, want limit+1", n)
+	}
+}
