@@ -28,7 +28,7 @@ func drainPrediction(res *drain.Result, nodes []string, o *DrainOptions, info pr
 	for _, r := range res.Replacements {
 		dr := prediction.DrainReplacement{For: r.For, Owner: r.Owner, Node: r.Node, Reason: r.Reason, Candidates: r.Candidates, Certain: r.Certain}
 		for _, c := range r.Placements {
-			dr.Placements = append(dr.Placements, prediction.DrainPlacement{Node: c.Value, Probability: chance(c, res)})
+			dr.Placements = append(dr.Placements, prediction.DrainPlacement{Node: c.Value, Probability: chance(c, res), Reason: c.Reason})
 		}
 		d.Replacements = append(d.Replacements, dr)
 	}

@@ -43,9 +43,10 @@ func TestRaceThreeOwnersTwoPlaces(t *testing.T) {
 	for _, rep := range r.Replacements {
 		var placed, pending float64
 		for _, c := range rep.Placements {
-			if c.Value == "node-2" {
+			switch c.Value {
+			case "node-2":
 				placed += c.P
-			} else if c.Value == "" {
+			case "":
 				pending += c.P
 			}
 		}

@@ -98,7 +98,8 @@ type Chance struct {
 	// nowhere (Replacement.Placements).
 	Value string
 	P     float64
-	// Reason: for an outcome, what the node's drain does in those branches.
+	// Reason: for an outcome, what the node's drain does in those
+	// branches; for fits nowhere, the scheduler's FitError.
 	Reason string
 }
 

@@ -19,7 +19,7 @@ func weigh(res *Result, branches []branch, exact bool, nodes []*corev1.Node) {
 	weighNodes(res, branches)
 	weighReplacements(res, branches, nodes)
 	if len(branches) > 1 && exact {
-		res.Uncertain = append(res.Uncertain, fmt.Sprintf("kubectl evicts a node's pods in parallel, so the order in which their replacements reach the scheduler is timing: the plugin ran each of the %d orders that matter (by owner; every order of the evictions is taken as equally likely) and gives each outcome and node with its chance", len(branches)))
+		res.Uncertain = append(res.Uncertain, fmt.Sprintf("kubectl evicts a node's pods in parallel: the plugin ran each of the %d orders in which their replacements can reach the scheduler (by owner), each as likely, and gives each outcome and node its chance", len(branches)))
 	}
 	if !exact {
 		res.Uncertain = appendNew(res.Uncertain, fmt.Sprintf("the replacements race in more orders than the plugin runs (it ran %d): the outcomes and nodes listed are those the runs met, without chances", len(branches)))
@@ -114,9 +114,12 @@ func weighReplacements(res *Result, branches []branch, nodes []*corev1.Node) {
 		if scheduledVaries(cs) {
 			res.Certain = false // Certain covers whether it is scheduled, not where
 		}
-		// With placements, Reason is the FitError of the branches where it
-		// fits nowhere, wherever the likeliest puts it.
-		r.Node, r.Reason = cs[0].Value, fitError[r.For]
+		for j := range cs {
+			if cs[j].Value == "" {
+				cs[j].Reason = fitError[r.For]
+			}
+		}
+		r.Node, r.Reason = cs[0].Value, cs[0].Reason
 	}
 }
 

@@ -78,6 +78,8 @@ type DrainPlacement struct {
 	Node string `json:"node"`
 	// Probability is nil when the race has too many branches to weigh.
 	Probability *float64 `json:"probability,omitempty"`
+	// Reason: for node "", the scheduler's FitError in those branches.
+	Reason string `json:"reason,omitempty"`
 }
 
 func (d *Drain) normalize() {

@@ -187,8 +187,8 @@ func racedWhy(r prediction.DrainReplacement) string {
 	}
 	total := 0.0
 	for _, p := range r.Placements {
-		if p.Node == "" && r.Reason != "" {
-			parts = append(parts, "Pending: "+r.Reason)
+		if p.Node == "" && p.Reason != "" {
+			parts = append(parts, "Pending: "+p.Reason)
 		}
 		if p.Probability != nil {
 			total += *p.Probability
