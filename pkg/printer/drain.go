@@ -1,8 +1,10 @@
 package printer
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
@@ -80,21 +82,34 @@ func drainNode(pw *paragraphs, n prediction.DrainNode, width int) {
 // OutcomeChances are a race's outcomes with their chances, the likeliest
 // first: "drained 50% / blocked 50%" (upper: "DRAINED 50% / ...").
 func OutcomeChances(os []prediction.DrainOutcome, upper bool) string {
-	parts := make([]string, len(os))
+	words := make([]string, len(os))
+	probs := make([]*float64, len(os))
 	for i, o := range os {
-		word := o.Outcome
+		words[i], probs[i] = o.Outcome, o.Probability
 		if upper {
-			word = strings.ToUpper(word)
+			words[i] = strings.ToUpper(words[i])
 		}
-		parts[i] = word + " " + chanceOf(o.Probability)
+	}
+	return chances(words, probs)
+}
+
+// chances joins values with their chances, or, where the race was not
+// weighed, lists them: "a or b (chances not weighed)".
+func chances(values []string, probs []*float64) string {
+	if slices.Contains(probs, nil) {
+		return strings.Join(values, " or ") + " (chances not weighed)"
+	}
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = v + " " + Percent(*probs[i])
 	}
 	return strings.Join(parts, " / ")
 }
 
-// chanceOf is Percent, or "?" where the race was not weighed.
+// chanceOf is Percent, or "chance not weighed".
 func chanceOf(p *float64) string {
 	if p == nil {
-		return "?"
+		return "chance not weighed"
 	}
 	return Percent(*p)
 }
@@ -159,24 +174,20 @@ func replacements(pw *paragraphs, rs []prediction.DrainReplacement, width int) {
 // placementChances are a raced replacement's nodes with their chances:
 // "node-3 50% / - 50%", and what is left "not created".
 func placementChances(ps []prediction.DrainPlacement) string {
-	parts := make([]string, len(ps))
-	total, weighed := 0.0, true
+	nodes := make([]string, len(ps))
+	probs := make([]*float64, len(ps))
+	total := 0.0
 	for i, p := range ps {
-		node := p.Node
-		if node == "" {
-			node = "-"
-		}
-		parts[i] = node + " " + chanceOf(p.Probability)
-		if p.Probability == nil {
-			weighed = false
-		} else {
+		nodes[i], probs[i] = cmp.Or(p.Node, "-"), p.Probability
+		if p.Probability != nil {
 			total += *p.Probability
 		}
 	}
-	if weighed && total < 1-1e-9 {
-		parts = append(parts, "not created "+Percent(1-total))
+	if !slices.Contains(probs, nil) && total < 1-1e-9 {
+		rest := 1 - total
+		nodes, probs = append(nodes, "not created"), append(probs, &rest)
 	}
-	return strings.Join(parts, " / ")
+	return chances(nodes, probs)
 }
 
 // racedWhy says what decides a raced replacement's node.
