@@ -21,9 +21,19 @@ const (
 	// not weighed (Result.ChancesExact false).
 	maxOrders = 24
 	// maxBranches bounds the runs of the enumeration (each is a whole
-	// drain); past it the chances are not weighed either.
+	// drain); past it the chances are not weighed either. branchPods
+	// lowers it on large clusters (branchBudget).
 	maxBranches = 16
+	branchPods  = 40000
 )
+
+// branchBudget is how many runs the enumeration may make: at most
+// maxBranches, and about branchPods pods' worth of runs, never fewer than
+// two (creation order and one other, as many as the drain made before it
+// enumerated).
+func branchBudget(pods int) int {
+	return max(2, min(maxBranches, branchPods/max(pods, 1)))
+}
 
 // script fixes the order of scripted rounds: round number → index into
 // roundOrders; rounds not in it run in creation order.
@@ -55,9 +65,10 @@ type todo struct {
 // first. exact is false when an order or the runs were capped.
 func enumerate(start *state, f *kubectlFilters) (out []branch, exact bool) {
 	exact = true
+	budget := branchBudget(len(start.pods))
 	queue := []todo{{script: script{}, frontier: -1, p: 1}}
 	for len(queue) > 0 {
-		if len(out) == maxBranches {
+		if len(out) == budget {
 			return out, false
 		}
 		t := queue[0]

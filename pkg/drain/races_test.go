@@ -118,3 +118,11 @@ func TestRoundOrders(t *testing.T) {
 		t.Errorf("limit 1 gives %d orders, want limit+1", n)
 	}
 }
+
+func TestBranchBudget(t *testing.T) {
+	for pods, want := range map[int]int{0: 16, 100: 16, 2500: 16, 5000: 8, 20000: 2, 150000: 2} {
+		if got := branchBudget(pods); got != want {
+			t.Errorf("%d pods: %d runs, want %d", pods, got, want)
+		}
+	}
+}
