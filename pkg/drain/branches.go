@@ -176,8 +176,8 @@ func (s *state) orderRound(q []*podState) []*podState {
 // branch point when it raced and lies past the frontier.
 func (s *state) markRaced(q []*podState) {
 	r := s.rounds - 1
-	if _, scripted := s.script[r]; scripted || r <= s.frontier {
-		return
+	if r <= s.frontier {
+		return // branched on already (the script covers rounds up to the frontier)
 	}
 	n := len(roundOrders(q, maxOrders))
 	pt := point{round: r, orders: n}

@@ -33,6 +33,8 @@ func Predict(in Input) (*Result, error) {
 	res, seen := branches[0].res, branches[0].seen
 	for _, b := range branches[1:] {
 		compareNodes(res, b.res, orderDiffers)
+		// A variant is needed when any branch met what it changes.
+		seen.choice, seen.job, seen.assumed = seen.choice || b.seen.choice, seen.job || b.seen.job, seen.assumed || b.seen.assumed
 	}
 	for _, v := range variants[1:] {
 		if v.needs(seen) {
