@@ -3,6 +3,8 @@ package drain
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,4 +127,62 @@ func TestBranchBudget(t *testing.T) {
 			t.Errorf("%d pods: %d runs, want %d", pods, got, want)
 		}
 	}
+}
+
+// Random small clusters: every weighed race is a distribution (outcomes
+// sum to 1, placements to at most 1), the fields that stay show its
+// likeliest entry, and every node a placement names is a candidate.
+func TestRaceChancesAreDistributions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 40))
+	raced := 0
+	for trial := range 300 {
+		w := newWorld(node("node-1", "3"), node("node-2", "3"), node("node-3", fmt.Sprint(1+rng.IntN(3))), node("node-4", fmt.Sprint(rng.IntN(3))))
+		for o := range 1 + rng.IntN(3) {
+			name := fmt.Sprintf("o%d", o)
+			n := 1 + rng.IntN(3)
+			rs := w.rs(name, int32(n), "1")
+			for i := range n {
+				w.pod(fmt.Sprintf("%s-%d", name, i), fmt.Sprintf("node-%d", 1+rng.IntN(3)), rs, "ReplicaSet", true)
+			}
+			if rng.IntN(2) == 0 {
+				w.pdb(name, intOr(max(n-1, 1)), nil)
+			}
+		}
+		r := w.predict([][]string{{"node-1"}, {"node-1", "node-2"}}[rng.IntN(2)]...)
+		if r.Unweighed {
+			continue
+		}
+		for _, n := range r.Nodes {
+			if n.Outcomes == nil {
+				continue
+			}
+			raced++
+			sum := 0.0
+			for i, c := range n.Outcomes {
+				sum += c.P
+				if i > 0 && c.P > n.Outcomes[i-1].P+1e-9 {
+					t.Errorf("trial %d: %s outcomes not likeliest first: %+v", trial, n.Node, n.Outcomes)
+				}
+			}
+			if !near(sum, 1) || n.Outcome != n.Outcomes[0].Value || n.Certain {
+				t.Errorf("trial %d: %s: outcome %s, certain %v, outcomes %+v", trial, n.Node, n.Outcome, n.Certain, n.Outcomes)
+			}
+		}
+		for _, rep := range r.Replacements {
+			sum := 0.0
+			for _, c := range rep.Placements {
+				sum += c.P
+				if c.Value != "" && !slices.Contains(rep.Candidates, c.Value) {
+					t.Errorf("trial %d: %s placed on %s, not a candidate %v", trial, rep.For, c.Value, rep.Candidates)
+				}
+			}
+			if rep.Placements != nil && (sum > 1+1e-9 || rep.Node != rep.Placements[0].Value || rep.Certain) {
+				t.Errorf("trial %d: %s: node %q, placements %+v", trial, rep.For, rep.Node, rep.Placements)
+			}
+		}
+	}
+	if raced == 0 {
+		t.Error("no trial raced: the sample does not test the chances")
+	}
+	t.Logf("%d raced nodes", raced)
 }

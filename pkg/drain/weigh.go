@@ -102,6 +102,15 @@ func weighReplacements(res *Result, branches []branch, nodes []*corev1.Node) {
 	at := nodeOrder(nodes, len(branches))
 	for i := range res.Replacements {
 		r := &res.Replacements[i]
+		for _, c := range dist[r.For] {
+			if c.Value != "" && !slices.Contains(cands[r.For], c.Value) {
+				// an alike replacement's node (alike): it fits there too
+				cands[r.For] = append(cands[r.For], c.Value)
+				if at == nil {
+					at = nodeOrder(nodes, 2)
+				}
+			}
+		}
 		if at != nil {
 			r.Candidates = byNodeOrder(cands[r.For], at)
 		}
