@@ -36,6 +36,14 @@ func TestDrainDocsWalkthroughOutput(t *testing.T) {
 	}
 }
 
+// At 80 columns the race's chances and the other branch's verdict fit.
+func TestDrainDocsWalkthrough80(t *testing.T) {
+	defer func(w int) { cliWidth = w }(cliWidth)
+	cliWidth = 80
+	r := cliRun(t, nil, nil, "drain", "node-1", "node-2", "-f", disruptionsFile, "--now", liveNowFlag)
+	wantLayout(t, r, "layout_drain_disruptions_80", 80)
+}
+
 // drain node-1 node-2: node-1 drains; node-2 drains or blocks, half the
 // time each, as pod-a's and pod-x's replacements race for node-3.
 func TestDrainDocsWalkthroughJSON(t *testing.T) {

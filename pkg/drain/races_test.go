@@ -186,3 +186,25 @@ func TestRaceChancesAreDistributions(t *testing.T) {
 	}
 	t.Logf("%d raced nodes", raced)
 }
+
+// Two pods of a and one of b race for two places. Over the 6 orders of
+// the three evictions, each pod is among the first two in 4: every
+// replacement is scheduled with 2/3. The plugin runs 3 orders of owners
+// (a a b, a b a, b a a) and shares a's nodes between a's two: the same.
+func TestRaceOwnersAndAlikeAgreeWithEveryOrder(t *testing.T) {
+	r := raceWorld(2, "a", "a", "b").predict("node-1")
+	if len(r.Replacements) != 3 {
+		t.Fatalf("replacements %+v", r.Replacements)
+	}
+	for _, rep := range r.Replacements {
+		placed := 0.0
+		for _, c := range rep.Placements {
+			if c.Value == "node-2" {
+				placed += c.P
+			}
+		}
+		if !near(placed, 2.0/3) {
+			t.Errorf("replacement of %s: scheduled with %v, want 2/3 (%+v)", rep.For, placed, rep.Placements)
+		}
+	}
+}
