@@ -24,13 +24,20 @@ func docsWorld(t *testing.T) (*world, func(name, node string, ready bool)) {
 	return w, add
 }
 
-func TestDocsWalkthroughNode1(t *testing.T) {
+// docsStart is the walk-through's first state: pod-a and pod-x on node-1,
+// pod-b on node-2, pod-c on node-3 (examples/disruptions.yaml).
+func docsStart(t *testing.T) *world {
 	w, add := docsWorld(t)
 	add("pod-a", "node-1", true)
 	add("pod-x", "node-1", true)
 	add("pod-b", "node-2", true)
 	add("pod-c", "node-3", true)
 	w.pdb("web", intOr(2), nil)
+	return w
+}
+
+func TestDocsWalkthroughNode1(t *testing.T) {
+	w := docsStart(t)
 	r := w.predict("node-1")
 	n := r.Nodes[0]
 	if n.Outcome != OutcomeDrained || !slices.Equal(n.Evicted, []string{"default/pod-a", "default/pod-x"}) || !r.Certain {
@@ -60,12 +67,7 @@ func TestDocsWalkthroughNode1(t *testing.T) {
 // drains after pod-d is Ready (pod-e then fits nowhere); when pod-y wins,
 // pod-d fits nowhere and pod-b blocks: each branch half the time.
 func TestDocsWalkthroughNode1Node2(t *testing.T) {
-	w, add := docsWorld(t)
-	add("pod-a", "node-1", true)
-	add("pod-x", "node-1", true)
-	add("pod-b", "node-2", true)
-	add("pod-c", "node-3", true)
-	w.pdb("web", intOr(2), nil)
+	w := docsStart(t)
 	r := w.predict("node-1", "node-2")
 	if n1 := r.Nodes[0]; n1.Outcome != OutcomeDrained || !n1.Certain || n1.Outcomes != nil {
 		t.Errorf("node-1: %+v", n1)
