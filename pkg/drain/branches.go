@@ -18,7 +18,7 @@ import (
 const (
 	// maxOrders bounds the orders enumerated at one branch point; past it
 	// only creation order and its reverse are run, and the chances are
-	// not weighed (Result.ChancesExact false).
+	// not weighed (Result.Unweighed).
 	maxOrders = 24
 	// maxBranches bounds the runs of the enumeration (each is a whole
 	// drain); past it the chances are not weighed either. branchPods
