@@ -43,6 +43,7 @@ func TestOutputMatchesSchema(t *testing.T) {
 		{"node-what-if", false, "", []string{"-f", nodeFilePath, "-f", nodeSummaryPath, "-f", nodeConfigzPath, "node/worker-1", "--now", nodeNow, "--assume", "nodefs.available=5%"}},
 		{"drain", false, "", []string{"drain", "node-1", "node-2", "--ignore-daemonsets", "-f", "../../examples/drain.yaml", "--now", liveNowFlag}},
 		{"drain-refused", false, "", []string{"drain", "-l", "pool=blue", "-f", "../../examples/drain.yaml", "--now", liveNowFlag}},
+		{"drain-race", false, "", []string{"drain", "node-1", "node-2", "-f", "../../examples/disruptions.yaml", "--now", liveNowFlag}},
 		{"drain-disable-eviction", false, "", []string{"drain", "node-1", "node-2", "--ignore-daemonsets", "--disable-eviction", "-f", "../../examples/drain.yaml", "--now", liveNowFlag}},
 		{"statefulset-parallel", false, stsFile("Parallel", 2, "Retain", "2", "3", "4"), []string{"-f", "-", "sts/web", "--replicas=1", "--now", liveNowFlag}},
 	}

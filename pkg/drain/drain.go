@@ -15,11 +15,13 @@ type NodeNotFoundError struct{ Node string }
 
 func (e *NodeNotFoundError) Error() string { return fmt.Sprintf("node %q not found", e.Node) }
 
-// Predict simulates the drain under several variants: the first binds
-// every replacement to its least allocated feasible node (the scheduler's
-// likeliest choice) in creation order, a Job's after its back-off; the
-// others change one thing the snapshot cannot settle. What differs between
-// the runs is marked uncertain.
+// Predict simulates the drain: once per branch of the races between a
+// round's replacements (enumerate), each binding every replacement to its
+// least allocated feasible node (the scheduler's likeliest choice), a
+// Job's after its back-off; then under variants that each change one thing
+// the snapshot cannot settle. The creation-order branch is the answer,
+// weighed against the other branches (weigh); what differs in a variant is
+// marked uncertain.
 func Predict(in Input) (*Result, error) {
 	for _, name := range in.Drain {
 		if !slices.ContainsFunc(in.Nodes, func(n *corev1.Node) bool { return n.Name == name }) {
@@ -27,28 +29,35 @@ func Predict(in Input) (*Result, error) {
 		}
 	}
 	start, f := newState(in), newKubectlFilters(in)
-	res, seen := run(start.clone(variants[0]), f)
+	branches, exact := enumerate(start, f)
+	res, seen := branches[0].res, branches[0].seen
+	for _, b := range branches[1:] {
+		compareNodes(res, b.res, orderDiffers)
+		// A variant is needed when any branch met what it changes.
+		seen.choice, seen.job, seen.assumed = seen.choice || b.seen.choice, seen.job || b.seen.job, seen.assumed || b.seen.assumed
+	}
 	for _, v := range variants[1:] {
 		if v.needs(seen) {
 			other, _ := run(start.clone(v), f)
 			compareRuns(res, other, v.differs)
 		}
 	}
+	weigh(res, branches, exact, in.Nodes)
 	return res, nil
 }
 
-// variants are the runs Predict compares; the first is the answer.
+// variants are the runs Predict compares; the first is the answer's.
 var variants = []variant{
 	{pick: pickLeastAllocated, jobHold: 2},
 	{pick: pickFirst, jobHold: 2, differs: scoring, needs: func(f facts) bool { return f.choice }},
 	{pick: pickLast, jobHold: 2, differs: scoring, needs: func(f facts) bool { return f.choice }},
-	{pick: pickLeastAllocated, jobHold: 2, reverse: true, needs: func(f facts) bool { return f.contested },
-		differs: "the order in which kubectl's parallel evictions (or deletions) create the replacements"},
 	{pick: pickLeastAllocated, jobHold: 0, needs: func(f facts) bool { return f.job },
 		differs: "when the Job controller's back-off (10 s) lets a Job's replacement compete for room"},
 	{pick: pickLeastAllocated, jobHold: 2, unreadyStays: true, needs: func(f facts) bool { return f.assumed },
 		differs: "whether pods the snapshot cannot tell become Ready do"},
 }
+
+const orderDiffers = "the order in which kubectl's parallel evictions (or deletions) create the replacements"
 
 const scoring = "which feasible node the scheduler picks for earlier replacements"
 
@@ -175,14 +184,7 @@ func (s *state) candidates(node string) []*podState {
 // compareRuns marks uncertain what the variant b changes: a node's
 // outcome or lists, or whether and where a replacement is placed.
 func compareRuns(a, b *Result, differs string) {
-	for i := range a.Nodes {
-		x, y := &a.Nodes[i], &b.Nodes[i]
-		if x.Outcome != y.Outcome || !sameSet(x.Evicted, y.Evicted) || !sameSet(x.Remaining, y.Remaining) || !sameSet(x.Skipped, y.Skipped) {
-			x.Certain = false
-			a.Certain = false
-			a.Uncertain = appendNew(a.Uncertain, fmt.Sprintf("node %s: the outcome depends on %s", x.Node, differs))
-		}
-	}
+	compareNodes(a, b, differs)
 	for i := range a.Replacements {
 		r := &a.Replacements[i]
 		if i < len(b.Replacements) && r.Node == b.Replacements[i].Node {
@@ -196,6 +198,20 @@ func compareRuns(a, b *Result, differs string) {
 	}
 	if len(a.Replacements) != len(b.Replacements) {
 		a.Certain = false
+	}
+}
+
+// compareNodes marks uncertain the nodes whose outcome or lists b
+// changes (the branches of a race compare only these: weigh matches
+// their replacements by the pod replaced).
+func compareNodes(a, b *Result, differs string) {
+	for i := range a.Nodes {
+		x, y := &a.Nodes[i], &b.Nodes[i]
+		if x.Outcome != y.Outcome || !sameSet(x.Evicted, y.Evicted) || !sameSet(x.Remaining, y.Remaining) || !sameSet(x.Skipped, y.Skipped) {
+			x.Certain = false
+			a.Certain = false
+			a.Uncertain = appendNew(a.Uncertain, fmt.Sprintf("node %s: the outcome depends on %s", x.Node, differs))
+		}
 	}
 }
 

@@ -70,6 +70,7 @@ func (s *state) replace(old *podState) {
 		pod.Name = old.pod.Name // same identity
 	}
 	np := &podState{pod: pod, key: pod.Namespace + "/" + pod.Name, replaces: old.key, pending: true, repl: r}
+	r.batch, r.class = s.passes, raceClass(np)
 	np.willReady, np.readyUnknown = s.readiness(old, ref)
 	if ref.Kind == "Job" {
 		np.hold = s.v.jobHold // the controller's back-off first
@@ -171,10 +172,11 @@ func (s *state) readiness(old *podState, ref *metav1.OwnerReference) (ready, unk
 }
 
 // schedule runs the filters for every pending replacement and binds
-// those that fit. The order is the run's: creation order or reversed (the
-// round's evictions race), Job replacements after the others (they come
-// after the back-off), held ones not yet.
+// those that fit. The order is creation order, or the run's script where
+// the round's evictions race (branches.go); Job replacements after the
+// others (they come after the back-off), held ones not yet.
 func (s *state) schedule() bool {
+	s.passes++
 	changed := false
 	var ready [2][]*podState // by backsOff: the Job's replacements come last
 	for _, p := range s.queue() {
@@ -191,15 +193,20 @@ func (s *state) schedule() bool {
 	return changed
 }
 
-// placeRound places replacements created together, then checks whether
-// they competed: whose feasible nodes shrank because another was bound.
+// placeRound places replacements created together, in the run's order,
+// then checks whether they competed: whose feasible nodes shrank because
+// another was bound. Such a round is a branch point (branches.go).
 func (s *state) placeRound(q []*podState) bool {
+	if len(q) < 2 {
+		return len(q) == 1 && s.place(q[0])
+	}
+	order := s.orderRound(q)
 	changed := false
-	for _, p := range q {
+	for _, p := range order {
 		changed = s.place(p) || changed
 	}
-	if len(q) > 1 {
-		s.checkRace(q, s.aloneFeasible(q))
+	if s.checkRace(order, s.aloneFeasible(order)) {
+		s.markRaced(q)
 	}
 	return changed
 }
@@ -245,8 +252,8 @@ func (s *state) aloneFeasible(q []*podState) [][]string {
 // which a round's replacements reach the scheduler is timing. Where one's
 // binding took a node another could use, every replacement that could use
 // it is uncertain; where one then fit nowhere, whether each is scheduled
-// is uncertain too (raced).
-func (s *state) checkRace(q []*podState, alone [][]string) {
+// is uncertain too (raced). It returns whether the round raced.
+func (s *state) checkRace(q []*podState, alone [][]string) bool {
 	contested := map[string]bool{}
 	starved := false
 	for i, p := range q {
@@ -262,18 +269,18 @@ func (s *state) checkRace(q []*podState, alone [][]string) {
 		starved = starved || (len(alone[i]) > 0 && len(p.repl.Candidates) == 0)
 	}
 	if len(contested) == 0 {
-		return
+		return false
 	}
 	for i, p := range q {
 		if !slices.ContainsFunc(alone[i], func(n string) bool { return contested[n] }) {
 			continue
 		}
-		p.repl.Certain = false
-		s.seen.contested = true
+		p.repl.Certain, p.repl.raced = false, true
 		if starved {
 			s.raced = append(s.raced, p.repl)
 		}
 	}
+	return true
 }
 
 func sameSlice(a, b []string) bool {
@@ -287,9 +294,6 @@ func (s *state) queue() []*podState {
 		if p.pending && !p.gone {
 			q = append(q, p)
 		}
-	}
-	if s.v.reverse {
-		slices.Reverse(q)
 	}
 	slices.SortStableFunc(q, func(a, b *podState) int { return cmp.Compare(backsOff(a), backsOff(b)) })
 	return q

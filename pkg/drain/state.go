@@ -101,6 +101,13 @@ type state struct {
 	notes    []string
 	// v is the run's take on what the snapshot cannot settle (variant).
 	v variant
+	// script orders the rounds past which the enumeration branched; rounds
+	// counts the rounds of several replacements, passes the scheduling
+	// passes (branches.go).
+	script   script
+	frontier int
+	rounds   int
+	passes   int
 	// choiceMade: some replacement had more than one feasible node.
 	choiceMade bool
 	// seen records what the run met, so Predict skips variants that
@@ -126,13 +133,12 @@ const (
 )
 
 // variant is one run's assumption about scoring and timing: which
-// feasible node a replacement gets (pick), whether the replacements of one
-// round reach the scheduler in reverse (kubectl evicts a node's pods in
-// parallel), and how many scheduling passes a Job's replacement waits
-// (DefaultJobPodFailureBackOff, 10 s: two of kubectl's 5 s retries).
+// feasible node a replacement gets (pick), and how many scheduling passes
+// a Job's replacement waits (DefaultJobPodFailureBackOff, 10 s: two of
+// kubectl's 5 s retries). The order of a round's replacements is
+// enumerated instead (branches.go).
 type variant struct {
 	pick    int
-	reverse bool
 	jobHold int
 	// unreadyStays: pods whose readiness the snapshot cannot tell
 	// (readyUnknown) never become Ready in this run.
@@ -145,10 +151,10 @@ type variant struct {
 
 // facts are what a run met that the variants change.
 type facts struct {
-	choice    bool // a replacement had several feasible nodes
-	contested bool // replacements of one round competed for a node
-	job       bool // a Job's pod was replaced
-	assumed   bool // a pod of unknown readiness was made Ready
+	choice  bool    // a replacement had several feasible nodes
+	job     bool    // a Job's pod was replaced
+	assumed bool    // a pod of unknown readiness was made Ready
+	races   []point // rounds whose order mattered, past the frontier
 }
 
 // newState is the cluster once kubectl has cordoned every named node,
@@ -213,7 +219,7 @@ func (s *state) selectMembers(budgets []*disruption.Budget) []*budgetState {
 // share what never changes: the input, the owners, the nodes and what
 // placement read of each pod (the view's pod infos).
 func (s *state) clone(v variant) *state {
-	c := &state{in: s.in, owners: s.owners, cordoned: s.cordoned, notes: slices.Clone(s.notes), v: v, sched: s.sched}
+	c := &state{in: s.in, owners: s.owners, cordoned: s.cordoned, notes: slices.Clone(s.notes), v: v, sched: s.sched, frontier: -1}
 	backing := make([]podState, len(s.pods))
 	c.pods = make([]*podState, len(s.pods))
 	for i, p := range s.pods {

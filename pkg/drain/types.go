@@ -86,6 +86,21 @@ type Result struct {
 	// BrokenBudgets: with --disable-eviction, the budgets the deletions
 	// take below their minimum.
 	BrokenBudgets []string
+	// Unweighed: the races had too many branches to run them all, so the
+	// Outcomes and Placements list what the runs met, without chances.
+	Unweighed bool
+}
+
+// Chance is one branch's answer in a race (branches.go) and how likely it
+// is: the sum of the chances of the branches that give it.
+type Chance struct {
+	// Value is an outcome (NodeResult.Outcomes) or a node, "" for fits
+	// nowhere (Replacement.Placements).
+	Value string
+	P     float64
+	// Reason: for an outcome, what the node's drain does in those
+	// branches; for fits nowhere, the scheduler's FitError.
+	Reason string
 }
 
 // NodeResult is one node's drain.
@@ -98,6 +113,9 @@ type NodeResult struct {
 	Certain   bool
 	Pods      []PodResult
 	Reason    string
+	// Outcomes: set when the branches of a race end the node's drain
+	// differently, the likeliest first (Outcome is the first's).
+	Outcomes []Chance
 }
 
 // PodResult is what happens to one pod kubectl lists on the node.
@@ -118,8 +136,19 @@ type Replacement struct {
 	Owner string // Kind/name
 	// Node is where the scheduler binds it; "" when it fits nowhere.
 	Node string
-	// Candidates are the nodes where every filter passes.
+	// Candidates are the nodes where every filter passes, over every
+	// branch of the races.
 	Candidates []string
 	Reason     string
 	Certain    bool
+	// Placements: set when the branches of a race place it differently,
+	// the likeliest first (Node is the first's). The chances sum below 1
+	// when some branches never create it.
+	Placements []Chance
+
+	// batch (the scheduling pass it was created before), class (raceClass)
+	// and raced (checkRace) tell which replacements are alike in a race.
+	batch int
+	class string
+	raced bool
 }

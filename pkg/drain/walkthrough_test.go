@@ -24,13 +24,20 @@ func docsWorld(t *testing.T) (*world, func(name, node string, ready bool)) {
 	return w, add
 }
 
-func TestDocsWalkthroughNode1(t *testing.T) {
+// docsStart is the walk-through's first state: pod-a and pod-x on node-1,
+// pod-b on node-2, pod-c on node-3 (examples/disruptions.yaml).
+func docsStart(t *testing.T) *world {
 	w, add := docsWorld(t)
 	add("pod-a", "node-1", true)
 	add("pod-x", "node-1", true)
 	add("pod-b", "node-2", true)
 	add("pod-c", "node-3", true)
 	w.pdb("web", intOr(2), nil)
+	return w
+}
+
+func TestDocsWalkthroughNode1(t *testing.T) {
+	w := docsStart(t)
 	r := w.predict("node-1")
 	n := r.Nodes[0]
 	if n.Outcome != OutcomeDrained || !slices.Equal(n.Evicted, []string{"default/pod-a", "default/pod-x"}) || !r.Certain {
@@ -41,8 +48,54 @@ func TestDocsWalkthroughNode1(t *testing.T) {
 			t.Errorf("%s: %s, want evicted at once", p.Pod, p.Action)
 		}
 	}
-	if len(r.Replacements) != 2 || r.Replacements[0].Node == "" || r.Replacements[1].Node == "" {
-		t.Errorf("replacements: %+v", r.Replacements)
+	// pod-d and pod-y race for node-2 and node-3: whichever the scheduler
+	// gets first takes one (a tie), the other the other node. Each lands
+	// on either, with even chances, in every order.
+	if len(r.Replacements) != 2 {
+		t.Fatalf("replacements: %+v", r.Replacements)
+	}
+	for _, rep := range r.Replacements {
+		if rep.Certain || !slices.Equal(rep.Candidates, []string{"node-2", "node-3"}) || len(rep.Placements) != 2 ||
+			rep.Placements[0].P != 0.5 || rep.Placements[1].P != 0.5 || rep.Node != rep.Placements[0].Value {
+			t.Errorf("replacement of %s: node %q, candidates %v, placements %+v", rep.For, rep.Node, rep.Candidates, rep.Placements)
+		}
+	}
+}
+
+// Draining node-1 and node-2 in one command cordons both first: pod-d and
+// pod-y race for the one free place, on node-3. When pod-d wins, node-2
+// drains after pod-d is Ready (pod-e then fits nowhere); when pod-y wins,
+// pod-d fits nowhere and pod-b blocks: each branch half the time.
+func TestDocsWalkthroughNode1Node2(t *testing.T) {
+	w := docsStart(t)
+	r := w.predict("node-1", "node-2")
+	if n1 := r.Nodes[0]; n1.Outcome != OutcomeDrained || !n1.Certain || n1.Outcomes != nil {
+		t.Errorf("node-1: %+v", n1)
+	}
+	n2 := r.Nodes[1]
+	want := []Chance{{Value: OutcomeDrained, P: 0.5}, {Value: OutcomeBlocked, P: 0.5}}
+	if n2.Outcome != OutcomeDrained || n2.Certain || r.Certain || len(n2.Outcomes) != 2 ||
+		n2.Outcomes[0].Value != want[0].Value || n2.Outcomes[0].P != 0.5 || n2.Outcomes[1].Value != want[1].Value || n2.Outcomes[1].P != 0.5 {
+		t.Fatalf("node-2: %+v", n2)
+	}
+	if why := n2.Outcomes[1].Reason; !strings.Contains(why, "never leave: default/pod-b") || !strings.Contains(why, "unblock: the replacement of default/pod-a fits on no node") {
+		t.Errorf("blocked branch: %q", why)
+	}
+	got := map[string][]Chance{}
+	for _, rep := range r.Replacements {
+		got[rep.For] = rep.Placements
+	}
+	for pod, want := range map[string][]Chance{
+		"default/pod-a": {{Value: "node-3", P: 0.5}, {Value: "", P: 0.5}},
+		"default/pod-x": {{Value: "", P: 0.5}, {Value: "node-3", P: 0.5}},
+		"default/pod-b": {{Value: "", P: 0.5}}, // created only when node-2 drains
+	} {
+		if !slices.EqualFunc(got[pod], want, func(a, b Chance) bool { return a.Value == b.Value && a.P == b.P }) {
+			t.Errorf("replacement of %s: %+v, want %+v", pod, got[pod], want)
+		}
+	}
+	if !slices.Equal(r.Victims, []string{"default/pod-a", "default/pod-x", "default/pod-b"}) || r.Unweighed {
+		t.Errorf("victims %v (the likeliest branch's), unweighed %v", r.Victims, r.Unweighed)
 	}
 }
 

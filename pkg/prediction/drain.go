@@ -29,6 +29,19 @@ type DrainNode struct {
 	Certain   bool       `json:"certain"`
 	Reason    string     `json:"reason"`
 	Pods      []DrainPod `json:"pods"`
+	// Outcomes: set when the branches of a race between replacements end
+	// the node's drain differently; each outcome with its chance, the
+	// likeliest first (Outcome, and the lists above, are the first's).
+	Outcomes []DrainOutcome `json:"outcomes,omitempty"`
+}
+
+// DrainOutcome is one outcome of a node's drain in a race.
+type DrainOutcome struct {
+	Outcome string `json:"outcome"`
+	// Probability is nil when the race has too many branches to weigh.
+	Probability *float64 `json:"probability,omitempty"`
+	// Reason is what the drain does in those branches.
+	Reason string `json:"reason"`
 }
 
 // DrainPod is what happens to one pod kubectl lists on the node.
@@ -53,6 +66,20 @@ type DrainReplacement struct {
 	Reason     string   `json:"reason"`
 	Candidates []string `json:"candidates"`
 	Certain    bool     `json:"certain"`
+	// Placements: set when the branches of a race place it differently;
+	// each node ("" for fits nowhere) with its chance, the likeliest first
+	// (Node is the first's). The chances sum below 1 when some branches
+	// never create it.
+	Placements []DrainPlacement `json:"placements,omitempty"`
+}
+
+// DrainPlacement is one node a replacement gets in a race.
+type DrainPlacement struct {
+	Node string `json:"node"`
+	// Probability is nil when the race has too many branches to weigh.
+	Probability *float64 `json:"probability,omitempty"`
+	// Reason: for node "", the scheduler's FitError in those branches.
+	Reason string `json:"reason,omitempty"`
 }
 
 func (d *Drain) normalize() {

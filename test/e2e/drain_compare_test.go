@@ -23,9 +23,17 @@ type drainPrediction struct {
 			Skipped   []string `json:"skipped"`
 			Certain   *bool    `json:"certain"`
 			Reason    string   `json:"reason"`
+			// Outcomes: the branches of a race, when they end the node
+			// differently; the real outcome must be one of them.
+			Outcomes []drainPredictedOutcome `json:"outcomes"`
 		} `json:"nodes"`
 		Replacements []drainPredictedReplacement `json:"replacements"`
 	} `json:"drain"`
+}
+
+type drainPredictedOutcome struct {
+	Outcome     string   `json:"outcome"`
+	Probability *float64 `json:"probability"`
 }
 
 type drainPredictedReplacement struct {
@@ -34,6 +42,11 @@ type drainPredictedReplacement struct {
 	Reason     string   `json:"reason"`
 	Candidates []string `json:"candidates"`
 	Certain    *bool    `json:"certain"`
+	// Placements: the nodes the branches of a race give it ("" fits
+	// nowhere); the real node must be one of them or a candidate.
+	Placements []struct {
+		Node string `json:"node"`
+	} `json:"placements"`
 }
 
 func parseDrainPrediction(out string) (*drainPrediction, error) {
@@ -52,7 +65,9 @@ type drainStats struct {
 	predicted             int
 	nodesCompared         int
 	nodesUncertain        int
+	nodesRaced            int // uncertain nodes judged against every branch of a race
 	replacementsCompared  int
+	replacementsRaced     int // raced replacement groups judged against every branch
 	replacementsUncertain int
 	mismatches            []string
 	outcomes              map[string]int // real outcomes seen
@@ -74,16 +89,17 @@ func (s *drainStats) String() string {
 	defer s.mu.Unlock()
 	return fmt.Sprintf("drain e2e: %d scenarios (%d predicted), real outcomes %v, %d two-node drains, %d unschedulable replacements; "+
 		"determined answers compared: %d node outcomes (with evicted/remaining/skipped), %d replacement groups; %d mismatches; "+
-		"uncertain counted: %d nodes, %d replacement groups; plugin failed (no answer) on scenarios %v",
+		"uncertain counted: %d nodes, %d replacement groups (of which judged against every branch of a race: %d nodes, %d groups); plugin failed (no answer) on scenarios %v",
 		s.scenarios, s.predicted, s.outcomes, s.twoNode, s.unschedulable, s.nodesCompared, s.replacementsCompared, len(s.mismatches),
-		s.nodesUncertain, s.replacementsUncertain, s.pluginFailures)
+		s.nodesUncertain, s.replacementsUncertain, s.nodesRaced, s.replacementsRaced, s.pluginFailures)
 }
 
 // drainComparison compares one scenario's prediction with what happened.
 type drainComparison struct {
-	mismatches            []string
-	nodes, nodesUncertain int
-	groups, groupsUncert  int
+	mismatches              []string
+	nodes, nodesUncertain   int
+	groups, groupsUncert    int
+	nodesRaced, groupsRaced int
 }
 
 func (c *drainComparison) differ(format string, args ...any) {
@@ -106,6 +122,7 @@ func compareDrain(p *drainPrediction, nodes []drainNodeObserved, repl map[string
 		}
 		if !boolOr(pn.Certain, p.Certain) {
 			c.nodesUncertain++
+			c.judgeRaced(o, pn.Outcomes)
 			continue
 		}
 		c.nodes++
@@ -116,6 +133,23 @@ func compareDrain(p *drainPrediction, nodes []drainNodeObserved, repl map[string
 	}
 	c.compareReplacements(p, repl, owners)
 	return c
+}
+
+// judgeRaced: where the plugin lists a race's outcomes, the real outcome
+// must be one of them.
+func (c *drainComparison) judgeRaced(o drainNodeObserved, outcomes []drainPredictedOutcome) {
+	if len(outcomes) == 0 {
+		return
+	}
+	c.nodesRaced++
+	var listed []string
+	for _, x := range outcomes {
+		if x.Outcome == o.outcome {
+			return
+		}
+		listed = append(listed, x.Outcome)
+	}
+	c.differ("%s: kubectl drain %s, none of the race's outcomes %v (%s)", o.node, o.outcome, listed, firstLines(o.err, 3))
 }
 
 func (c *drainComparison) compareNode(o drainNodeObserved, outcome string, evicted, remaining, skipped []string) {
@@ -146,6 +180,7 @@ func (c *drainComparison) compareReplacements(p *drainPrediction, got map[string
 	for owner, rs := range want {
 		if !p.Certain {
 			c.groupsUncert++
+			c.judgeRacedReplacements(owner, rs, got[owner])
 			continue
 		}
 		c.groups++
@@ -180,6 +215,41 @@ func (c *drainComparison) compareReplacements(p *drainPrediction, got map[string
 			c.differ("%s: %d replacements (nodes %q) that the prediction does not list", owner, len(nodes), nodes)
 		}
 	}
+}
+
+// judgeRacedReplacements: where the plugin lists a race's placements for
+// an owner's replacements, every real one went to a node some branch gives
+// (or a candidate), and fits nowhere only where some branch says so.
+func (c *drainComparison) judgeRacedReplacements(owner string, rs []drainPredictedReplacement, real []string) {
+	allowed := map[string]bool{}
+	raced := false
+	for _, r := range rs {
+		raced = raced || len(r.Placements) > 0
+		allowed[r.Node] = true
+		for _, n := range r.Candidates {
+			allowed[n] = true
+		}
+		for _, pl := range r.Placements {
+			allowed[pl.Node] = true
+		}
+	}
+	if !raced {
+		return
+	}
+	c.groupsRaced++
+	for _, n := range real {
+		if !allowed[n] {
+			c.differ("%s: a real replacement on %q, which no branch of the race gives (%v)", owner, n, sorted(keys(allowed)))
+		}
+	}
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 func boolOr(b *bool, def bool) bool {

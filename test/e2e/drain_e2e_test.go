@@ -251,6 +251,8 @@ func drainRecord(t *testing.T, s *drainScenario, p *drainPrediction, nodes []dra
 	st.nodesUncertain += cmp.nodesUncertain
 	st.replacementsCompared += cmp.groups
 	st.replacementsUncertain += cmp.groupsUncert
+	st.nodesRaced += cmp.nodesRaced
+	st.replacementsRaced += cmp.groupsRaced
 	for _, m := range cmp.mismatches {
 		st.mismatches = append(st.mismatches, fmt.Sprintf("scenario %d: %s", s.index, m))
 	}

@@ -71,6 +71,21 @@ var drainRecordedCases = []drainRecorded{{
 			}
 			t.Errorf("certain, with replacements %v; the real drain placed web1's once and web2's once", placed)
 		}
+		// Each of d9-n1's three replacements got d9-n3 in some real run
+		// and fit nowhere in another (web0's: not seen, but the branches
+		// where it comes last): every branch lists both.
+		for _, r := range p.Drain.Replacements {
+			if !strings.Contains(r.For, "-m4rbr") && !strings.Contains(r.For, "-glzkr") && !strings.Contains(r.For, "-vlxgv") {
+				continue
+			}
+			var nodes []string
+			for _, pl := range r.Placements {
+				nodes = append(nodes, pl.Node)
+			}
+			if !slices.Contains(nodes, "d9-n3") || !slices.Contains(nodes, "") {
+				t.Errorf("replacement of %s: placements %q; the race gives it d9-n3 or nowhere", r.For, nodes)
+			}
+		}
 	},
 }, {
 	// web0's lone pod never becomes Ready; the snapshot cannot tell. The
