@@ -29,24 +29,37 @@ export CGO_ENABLED
 # analyzer in `lint`, so the tests skip theirs.
 export GOFLAGS := $(strip $(GOFLAGS) -vet=off)
 
-# The suites run one after another; golangci-lint is built and the test
-# module's dependencies are downloaded beside them (both wait mostly on the
-# network or leave a core idle while a test links or waits on latency).
-# lint runs last: golangci-lint type-checks from the packages the tests
-# compiled into the Go build cache (about half a minute then; first, it
-# compiled them itself, minutes cold).
+# make test in two waves. First the root module's packages and test
+# binaries compile (unit-build) while golangci-lint builds and the test
+# module's dependencies download: each of these leaves a core idle at
+# times, and nothing else compiles client-go meanwhile (two go commands
+# compiling the same package at once would both do the work). Then, side by
+# side: the root module's tests, the test module's suites (their own
+# compile is k8s.io/kubernetes alone: the two modules build the same
+# versions, test/internal/modsync), the root module's lint, and the test
+# module's lint once its packages are compiled. golangci-lint type-checks
+# from the packages the tests compiled into the Go build cache (about half
+# a minute then; first, it compiled them itself, minutes cold). -k: every
+# suite and linter runs even when another fails, so one run shows all.
 test:
-	@$(MAKE) --no-print-directory -j3 test-suites lint-tools test-module-download
-	@$(MAKE) --no-print-directory lint
+	@$(MAKE) --no-print-directory -j3 unit-build lint-tools test-module-download
+	@$(MAKE) --no-print-directory -k -j3 unit test-module-then-lint lint-root
 
-.PHONY: test-suites test-module-download
-test-suites:
-	@$(MAKE) --no-print-directory unit
-	@$(MAKE) --no-print-directory conformance-short
-	@$(MAKE) --no-print-directory inprocess
+.PHONY: unit-build test-module-download test-module test-module-then-lint lint-root lint-test-module
+unit-build:
+	$(GO) test -short -count=1 -run '^$$' ./...
 
 test-module-download:
 	cd test && $(GO) mod download
+
+# The test module's make-test suites in one go command, so that its
+# packages compile and run side by side: conformance-short and inprocess.
+test-module:
+	cd test && INPROCESS_SCENARIOS=$(INPROCESS_QUICK) $(GO) test -count=1 -v -short -timeout 20m ./conformance/ $(INPROCESS_PKGS)
+	cd test && $(GO) test -count=1 -short -run '^$$' -bench . -benchtime 1x ./conformance/
+
+test-module-then-lint: test-module
+	@$(MAKE) --no-print-directory lint-test-module
 
 check: test unit-full inprocess-check e2e-check packaging-check
 
@@ -85,8 +98,10 @@ conformance: conformance-long
 # budget); make check runs the -short default of 24 (docs/testing.md).
 INPROCESS_QUICK ?= 12
 
+INPROCESS_PKGS := ./inprocess/ ./hpa/ ./internal/... ./perf/
+
 inprocess:
-	cd test && INPROCESS_SCENARIOS=$(INPROCESS_QUICK) $(GO) test -count=1 -v -short -timeout 20m ./inprocess/ ./hpa/ ./internal/... ./perf/
+	cd test && INPROCESS_SCENARIOS=$(INPROCESS_QUICK) $(GO) test -count=1 -v -short -timeout 20m $(INPROCESS_PKGS)
 
 inprocess-check:
 	cd test && $(GO) test -count=1 -v -short -timeout 20m -run '^TestDeploymentAgainstControllers$$' ./inprocess/
@@ -183,16 +198,21 @@ lint-tools: $(GOLANGCI_LINT_STAMP)
 # check the standalone staticcheck would) on the root module, oraclegen and
 # the test module. Every linter runs even when an earlier one fails, so one
 # run shows all findings; the target fails if any did.
-LINT_STEPS := \
+LINT_ROOT_STEPS := \
 	'test -z "$$(gofmt -l cmd pkg test)" || { echo "gofmt needed:"; gofmt -l cmd pkg test; false; }' \
 	'$(GOLANGCI_LINT) run ./...' \
-	'cd test/versions/oraclegen && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...' \
-	'cd test && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...'
+	'cd test/versions/oraclegen && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...'
+LINT_TEST_STEP := cd test && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
 
-lint: lint-tools
-	@failed=0; for step in $(LINT_STEPS); do \
+lint: lint-root lint-test-module
+
+lint-root: lint-tools
+	@failed=0; for step in $(LINT_ROOT_STEPS); do \
 		echo "$$step"; (eval "$$step") || failed=1; \
 	done; exit $$failed
+
+lint-test-module: lint-tools
+	$(LINT_TEST_STEP)
 
 # --- release (packaging) ---
 # goreleaser reads the commit only when the clone has a remote; a work tree
