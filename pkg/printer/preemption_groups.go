@@ -174,8 +174,8 @@ func outcomeGroup(pw *paragraphs, g outcomeGroupOf, opt TableOptions) {
 		return
 	}
 	if !opt.Wide {
-		pw.para(fmt.Sprintf("  On %s (elsewhere the same priorities and owner kinds, other owners: -o wide for all %d variants):",
-			o.Node, len(g.variants)), "    ")
+		pw.para(fmt.Sprintf("  On %s (elsewhere: same priorities and owner kinds, other %s; -o wide shows all %d):",
+			o.Node, g.varying(), len(g.variants)), "    ")
 		victimRows(pw, o.Victims, opt.width())
 		return
 	}
@@ -187,4 +187,47 @@ func outcomeGroup(pw *paragraphs, g outcomeGroupOf, opt TableOptions) {
 		pw.para(head, "    ")
 		victimRows(pw, v.first.Victims, opt.width())
 	}
+}
+
+// varying names what differs between the group's variants: "owners",
+// "budgets", "namespaces", or a pair of them.
+func (g *outcomeGroupOf) varying() string {
+	var words []string
+	for _, w := range []struct {
+		word string
+		of   func(prediction.PreemptionVictim) string
+	}{
+		{"owners", func(v prediction.PreemptionVictim) string { return v.Owner }},
+		{"budgets", func(v prediction.PreemptionVictim) string { return fmt.Sprint(v.PDBs, v.ViolatesPDB) }},
+		{"namespaces", func(v prediction.PreemptionVictim) string { return v.Namespace }},
+	} {
+		if slices.ContainsFunc(g.variants, func(v outcomeVariant) bool { return !sameVictimsBy(v.first.Victims, g.first.Victims, w.of) }) {
+			words = append(words, w.word)
+		}
+	}
+	switch len(words) {
+	case 0: // the same victims in another order
+		return "victim order"
+	case 3:
+		return "owners, budgets and namespaces"
+	}
+	return strings.Join(words, " and ")
+}
+
+// sameVictimsBy: the two lists hold the same values of of, in any order.
+func sameVictimsBy(a, b []prediction.PreemptionVictim, of func(prediction.PreemptionVictim) string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	count := map[string]int{}
+	for i := range a {
+		count[of(a[i])]++
+		count[of(b[i])]--
+	}
+	for _, n := range count {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
 }

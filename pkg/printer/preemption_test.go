@@ -116,7 +116,7 @@ func TestPreemptionTableGroupsByDecision(t *testing.T) {
 	out := preemptionText(t, p, false)
 	for _, want := range []string{
 		"NOMINATED NODE: any of 3 nodes (20% to 40% each, 90% together): on each, 2 victims, 0 PDB violations",
-		"On a (elsewhere the same priorities and owner kinds, other owners: -o wide for all 2 variants):",
+		"On a (elsewhere: same priorities and owner kinds, other owners; -o wide shows all 2):",
 		"NOMINATED NODE d (10%): 3 victims",
 	} {
 		if !strings.Contains(out, want) {
