@@ -13,13 +13,13 @@ import (
 	"github.com/scale-preview/scale-preview/pkg/source/sourcetest"
 )
 
-// alikeCluster is issue 40's 5,000-node cluster in small: 200 alike nodes
+// alikeCluster is issue 40's 5,000-node cluster in small: 120 alike nodes
 // (so the scheduler samples 100 from a random offset, as it samples 500
-// there), 600 Deployments, and on each node the 6 batch pods it loses
-// belong to other Deployments than on the node before (20 sets of owners;
+// there), 360 Deployments, and on each node the 6 batch pods it loses
+// belong to other Deployments than on the node before (12 sets of owners;
 // 100 there). Each Deployment has 10 pods, so its budget allows one
 // disruption and no victim breaks a budget, as there.
-var alikeCluster = sourcetest.ClusterSpec{Nodes: 200, AppsPerClass: 200}
+var alikeCluster = sourcetest.ClusterSpec{Nodes: 120, AppsPerClass: 120}
 
 func writeAlikeCluster(t *testing.T) string {
 	t.Helper()
@@ -53,8 +53,8 @@ func TestPodPreemptionAlikeNodesGrouped(t *testing.T) {
 
 	r = cliRun(t, nil, nil, append(args, "-o", "wide")...)
 	wantExit(t, r, ExitOK)
-	if got := strings.Count(r.stdout, "  On node-"); got != 20 {
-		t.Errorf("-o wide prints %d sets of owners, want 20", got)
+	if got := strings.Count(r.stdout, "  On node-"); got != 12 {
+		t.Errorf("-o wide prints %d sets of owners, want 12", got)
 	}
 	for i := range alikeCluster.Nodes {
 		if node := fmt.Sprintf("node-%05d", i); !strings.Contains(r.stdout, node) {
