@@ -87,5 +87,7 @@ func drainMessage(d *prediction.Drain, victims int) string {
 
 // printDrain prints the document in the chosen format.
 func (o *DrainOptions) printDrain(pred *prediction.Prediction) error {
-	return o.printWith(pred, func() error { return printer.DrainTable(o.Out, pred, o.width(o.Out)) })
+	return o.printWith(pred, func() error {
+		return printer.DrainTable(o.Out, pred, printer.TableOptions{Wide: *o.PrintFlags.OutputFormat == "wide", Width: o.width(o.Out)})
+	})
 }

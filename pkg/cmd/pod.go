@@ -70,7 +70,9 @@ func (o *Options) runPod(ctx context.Context) error {
 		pred.Warnings = append(pred.Warnings, "assumes the default scheduler profile and no extenders (pass --scheduler-config otherwise)")
 	}
 	pred.Normalize()
-	err = o.printWith(pred, func() error { return printer.PreemptionTable(o.Out, pred, o.width(o.Out)) })
+	err = o.printWith(pred, func() error {
+		return printer.PreemptionTable(o.Out, pred, printer.TableOptions{Wide: *o.PrintFlags.OutputFormat == "wide", Width: o.width(o.Out)})
+	})
 	if err != nil {
 		return err
 	}

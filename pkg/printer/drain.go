@@ -22,11 +22,10 @@ var actionLabels = map[string]string{
 }
 
 // DrainTable prints a drain: per node in drain order its pods' actions
-// and the verdict, then where the replacements go, then warnings.
-func DrainTable(w io.Writer, p *prediction.Prediction, width int) error {
-	if width <= 0 {
-		width = StandardWidth
-	}
+// and the verdict (alike nodes after a few counted in one line, unless
+// wide), then where the replacements go, then warnings.
+func DrainTable(w io.Writer, p *prediction.Prediction, opt TableOptions) error {
+	width := opt.width()
 	pw := &paragraphs{w: w, width: width}
 	d := p.Drain
 	pw.field("Drain:", p.Target.Name+" (kubectl cordons every node first, then drains them in this order)")
@@ -36,9 +35,7 @@ func DrainTable(w io.Writer, p *prediction.Prediction, width int) error {
 		result += " (uncertain: see below)"
 	}
 	pw.field("Result:", result)
-	for _, n := range d.Nodes {
-		drainNode(pw, n, width)
-	}
+	drainNodes(pw, d.Nodes, opt)
 	replacements(pw, d.Replacements, width)
 	if len(d.BrokenBudgets) > 0 {
 		list(pw, "!!! --disable-eviction breaks these budgets:", d.BrokenBudgets)

@@ -3,7 +3,6 @@ package printer
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 
@@ -11,13 +10,11 @@ import (
 )
 
 // PreemptionTable prints a pending pod's preemption: the verdict, the
-// nominated node(s) with their victims, why the node won, the excluded
-// nodes by reason, then warnings.
-func PreemptionTable(w io.Writer, p *prediction.Prediction, width int) error {
-	if width <= 0 {
-		width = 120
-	}
-	pw := &paragraphs{w: w, width: width}
+// nominated node(s) with their victims (alike nodes grouped, see
+// nominations), why the node won, the excluded nodes by reason, then
+// warnings. -o wide lists every section and every node.
+func PreemptionTable(w io.Writer, p *prediction.Prediction, opt TableOptions) error {
+	pw := &paragraphs{w: w, width: opt.width()}
 	pe := p.Preemption
 	class := ""
 	if pe.PriorityClass != "" {
@@ -26,50 +23,43 @@ func PreemptionTable(w io.Writer, p *prediction.Prediction, width int) error {
 	pw.field("Pod:", fmt.Sprintf("%s/%s, priority %d%s, preemptionPolicy %s", p.Target.Namespace, p.Target.Name, pe.Priority, class, pe.PreemptionPolicy))
 	pw.field("Rules:", "kube-scheduler "+p.Rules.KubernetesVersion+" DefaultPreemption ("+p.Rules.VersionSource+")")
 	pw.field("Result:", p.Message)
-	for _, g := range groupOutcomes(pe.Outcomes) {
-		pw.blank()
-		o := g.first
-		if len(g.nodes) > 1 {
-			outcomeGroup(pw, g)
-			victimRows(pw, o.Victims, width)
-			continue
-		}
-		head := fmt.Sprintf("NOMINATED NODE %s", o.Node)
-		if len(pe.Outcomes) > 1 || o.Probability < 1 {
-			head += " (" + Percent(o.Probability) + ")"
-		}
-		head += fmt.Sprintf(": %s, %s", plural(len(o.Victims), "victim"), plural(o.PDBViolations, "PDB violation"))
-		pw.para(head, "  ")
-		victimRows(pw, o.Victims, width)
-	}
-	if ru := pe.RunnerUp; ru != nil && len(pe.Outcomes) > 0 {
-		pw.blank()
-		if ru.Criterion == "" {
-			pw.para(fmt.Sprintf("Why %s: it ties %s on every criterion; the scheduler takes either.", pe.Outcomes[0].Node, ru.Node), "  ")
-		} else {
-			tie := ""
-			if ru.Criterion != prediction.PreemptionCriteria[0] {
-				tie = "; the criteria before it tie"
-			}
-			pw.para(fmt.Sprintf("Why %s: it beats the runner-up %s on %s (%s vs %s)%s.", pe.Outcomes[0].Node, ru.Node, ru.Criterion, ru.Nominated, ru.Other, tie), "  ")
-		}
-	}
+	nominations(pw, pe.Outcomes, opt)
+	whyNominated(pw, pe)
 	if len(pe.Excluded) > 0 {
 		pw.blank()
 		pw.line(fmt.Sprintf("Not candidates (%s):", plural(len(pe.Excluded), "node")))
 		for _, g := range groupExcluded(pe.Excluded) {
-			pw.para(fmt.Sprintf("  %d: %s (%s)", len(g.nodes), g.reason, nodeList(g.nodes, 3)), "     ")
+			pw.para(fmt.Sprintf("  %d: %s (%s)", len(g.nodes), g.reason, nodeList(g.nodes, opt.names())), "     ")
 		}
 	}
 	if len(p.Warnings) > 0 {
-		list(pw, "Uncertain / warnings:", groupNodeWarnings(p.Warnings))
+		list(pw, "Uncertain / warnings:", groupNodeWarnings(p.Warnings, opt.names()))
 	}
 	return pw.err
 }
 
+// whyNominated names the criterion that beat the runner-up.
+func whyNominated(pw *paragraphs, pe *prediction.Preemption) {
+	ru := pe.RunnerUp
+	if ru == nil || len(pe.Outcomes) == 0 {
+		return
+	}
+	pw.blank()
+	if ru.Criterion == "" {
+		pw.para(fmt.Sprintf("Why %s: it ties %s on every criterion; the scheduler takes either.", pe.Outcomes[0].Node, ru.Node), "  ")
+		return
+	}
+	tie := ""
+	if ru.Criterion != prediction.PreemptionCriteria[0] {
+		tie = "; the criteria before it tie"
+	}
+	pw.para(fmt.Sprintf("Why %s: it beats the runner-up %s on %s (%s vs %s)%s.", pe.Outcomes[0].Node, ru.Node, ru.Criterion, ru.Nominated, ru.Other, tie), "  ")
+}
+
 // groupNodeWarnings joins warnings that say the same of different nodes
-// ("on node NAME ..."), where the first of them stood.
-func groupNodeWarnings(ws []string) []string {
+// ("on node NAME ..."), where the first of them stood, naming at most
+// most nodes.
+func groupNodeWarnings(ws []string, most int) []string {
 	const prefix = "on node "
 	var out []string
 	nodes := map[string][]string{} // the rest of the warning -> its nodes
@@ -88,67 +78,10 @@ func groupNodeWarnings(ws []string) []string {
 	}
 	for rest, ns := range nodes {
 		if len(ns) > 1 {
-			out[at[rest]] = fmt.Sprintf("on %d nodes (%s) %s", len(ns), nodeList(ns, 3), rest)
+			out[at[rest]] = fmt.Sprintf("on %d nodes (%s) %s", len(ns), nodeList(ns, most), rest)
 		}
 	}
 	return out
-}
-
-// outcomeGroup heads equally likely nominated nodes whose victims look
-// alike, then names the first node whose victims follow.
-func outcomeGroup(pw *paragraphs, g outcomeGroupOf) {
-	o := g.first
-	pw.para(fmt.Sprintf("NOMINATED NODE: any of %d nodes, equal odds (%s each, %s together): on each, %s, %s", len(g.nodes),
-		Percent(o.Probability), Percent(g.total), plural(len(o.Victims), "victim"), plural(o.PDBViolations, "PDB violation")), "  ")
-	pw.para("  Nodes: "+nodeList(g.nodes, 3), "    ")
-	if len(o.Victims) > 0 {
-		pw.para(fmt.Sprintf("  On %s (on each other node its own pods of the same priorities, owners and budgets):", o.Node), "    ")
-	}
-}
-
-// outcomeGroupOf is nominated nodes with the same odds and victims alike.
-type outcomeGroupOf struct {
-	first prediction.PreemptionOutcome
-	nodes []string
-	total float64
-}
-
-// groupOutcomes groups outcomes of equal probability whose victims have
-// the same priorities, owners and budgets, in the order of their first
-// member; a large cluster of identical nodes is one group, not thousands.
-func groupOutcomes(outs []prediction.PreemptionOutcome) []outcomeGroupOf {
-	var groups []outcomeGroupOf
-	index := map[string]int{}
-	for _, o := range outs {
-		key := outcomeShape(o)
-		i, ok := index[key]
-		if !ok || !sameOdds(groups[i].first.Probability, o.Probability) {
-			groups = append(groups, outcomeGroupOf{first: o})
-			i = len(groups) - 1
-			index[key] = i
-		}
-		groups[i].nodes = append(groups[i].nodes, o.Node)
-		groups[i].total += o.Probability
-	}
-	for i := range groups {
-		if sameOdds(groups[i].total, 1) {
-			groups[i].total = 1 // a sum of shares of one
-		}
-	}
-	return groups
-}
-
-// sameOdds: probabilities summed over the scheduler's offsets differ only
-// by rounding.
-func sameOdds(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(a, b) }
-
-func outcomeShape(o prediction.PreemptionOutcome) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d|", o.PDBViolations)
-	for _, v := range o.Victims {
-		fmt.Fprintf(&b, "%s|%d|%s|%s|%t;", v.Namespace, v.Priority, v.Owner, strings.Join(v.PDBs, ","), v.ViolatesPDB)
-	}
-	return b.String()
 }
 
 func victimRows(pw *paragraphs, vs []prediction.PreemptionVictim, width int) {

@@ -26,8 +26,9 @@ const (
 	// PendingPod is the pending pod of priority class "critical" that
 	// needs 1 CPU: on every node it preempts the 6 lowest-priority pods.
 	PendingPod = "urgent"
-	// ClusterApps is how many Deployments there are: each has one pod on
-	// every node (pod j of a node belongs to app j).
+	// ClusterApps is how many pods each node holds, one per slot; with the
+	// default ClusterSpec.AppsPerClass also how many Deployments there are,
+	// each with one pod on every node (pod j of a node belongs to app j).
 	ClusterApps = 30
 )
 
@@ -35,19 +36,48 @@ const (
 var ClusterSize = ClusterSpec{Nodes: 5000}
 
 // ClusterSpec sizes the cluster: Nodes identical nodes with ClusterApps
-// pods each.
-type ClusterSpec struct{ Nodes int }
+// pods each, 10 of each priority class.
+type ClusterSpec struct {
+	Nodes int
+	// AppsPerClass is how many Deployments each priority class has (0: 10,
+	// one per slot, so every node holds the same 30 apps). With more, slot
+	// s of a class on node i holds app (10i+s) mod AppsPerClass of that
+	// class: nodes stay alike but their victims belong to other
+	// Deployments (issue 40's 5,000 nodes with 1,000 apps per class).
+	AppsPerClass int
+}
 
 // Pods is how many pods are bound to the nodes.
 func (s ClusterSpec) Pods() int { return s.Nodes * ClusterApps }
+
+func (s ClusterSpec) perClass() int { return max(s.AppsPerClass, 10) }
+
+// apps is how many Deployments there are.
+func (s ClusterSpec) apps() int { return 3 * s.perClass() }
+
+// slotApp is the app of slot j (0 to ClusterApps-1) on node i.
+func (s ClusterSpec) slotApp(i, j int) int {
+	class, a := j/10, s.perClass()
+	return class*a + (10*i+j%10)%a
+}
+
+// replicas is how many pods app has: 10i+s covers 0 to 10·Nodes-1 once.
+func (s ClusterSpec) replicas(app int) int32 {
+	k := app % s.perClass()
+	if k >= 10*s.Nodes {
+		return 0
+	}
+	return int32((10*s.Nodes-1-k)/s.perClass() + 1)
+}
 
 var classes = []struct {
 	name  string
 	value int32
 }{{"batch", 0}, {"standard", 1000}, {"important", 100000}, {"critical", 1000000}}
 
-// appClass: apps 0-9 are batch, 10-19 standard, 20-29 important.
-func appClass(app int) int { return app / 10 }
+// appClass: with 10 apps per class, apps 0-9 are batch, 10-19 standard,
+// 20-29 important.
+func (s ClusterSpec) appClass(app int) int { return app / s.perClass() }
 
 func appName(app int) string   { return fmt.Sprintf("app-%02d", app) }
 func appHash(app int) string   { return fmt.Sprintf("%08x", 0x5f3c9a00+app) }
@@ -77,7 +107,7 @@ func EachClusterObject(spec ClusterSpec, fn func(runtime.Object) error) error {
 			return err
 		}
 	}
-	for app := range ClusterApps {
+	for app := range spec.apps() {
 		d, rs, pdb := appObjects(spec, app)
 		for _, o := range []runtime.Object{d, rs, pdb} {
 			if err := fn(o); err != nil {
@@ -86,8 +116,8 @@ func EachClusterObject(spec ClusterSpec, fn func(runtime.Object) error) error {
 		}
 	}
 	for i := range spec.Nodes {
-		for app := range ClusterApps {
-			if err := fn(clusterPod(i, app)); err != nil {
+		for j := range ClusterApps {
+			if err := fn(clusterPod(spec, i, spec.slotApp(i, j))); err != nil {
 				return err
 			}
 		}
@@ -129,13 +159,13 @@ func clusterNode(i int) *corev1.Node {
 // appObjects is app's Deployment, ReplicaSet (one replica per node) and a
 // PodDisruptionBudget allowing 10% unavailable.
 func appObjects(spec ClusterSpec, app int) (*appsv1.Deployment, *appsv1.ReplicaSet, *policyv1.PodDisruptionBudget) {
-	name, n := appName(app), int32(spec.Nodes)
+	name, n := appName(app), spec.replicas(app)
 	sel := map[string]string{"app": name}
 	created := metav1.NewTime(Now.Add(-30 * 24 * time.Hour))
 	d := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ClusterNamespace, UID: uid("deploy", app, 0), Generation: 1, CreationTimestamp: created},
 		Spec: appsv1.DeploymentSpec{Replicas: &n, Selector: &metav1.LabelSelector{MatchLabels: sel},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel}, Spec: appPodSpec(app)}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel}, Spec: appPodSpec(spec, app)}},
 		Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: n, ReadyReplicas: n, AvailableReplicas: n, UpdatedReplicas: n}}
 	rsLabels := map[string]string{"app": name, "pod-template-hash": appHash(app)}
 	rs := &appsv1.ReplicaSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"},
@@ -144,7 +174,7 @@ func appObjects(spec ClusterSpec, app int) (*appsv1.Deployment, *appsv1.ReplicaS
 			Annotations:     map[string]string{"deployment.kubernetes.io/desired-replicas": fmt.Sprint(n), "deployment.kubernetes.io/revision": "1"},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(d, appsv1.SchemeGroupVersion.WithKind("Deployment"))}},
 		Spec: appsv1.ReplicaSetSpec{Replicas: &n, Selector: &metav1.LabelSelector{MatchLabels: rsLabels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: rsLabels}, Spec: appPodSpec(app)}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: rsLabels}, Spec: appPodSpec(spec, app)}},
 		Status: appsv1.ReplicaSetStatus{Replicas: n, ReadyReplicas: n, AvailableReplicas: n, FullyLabeledReplicas: n, ObservedGeneration: 1}}
 	unavailable := intstr.FromString("10%")
 	allowed := n / 10
@@ -160,29 +190,29 @@ func appObjects(spec ClusterSpec, app int) (*appsv1.Deployment, *appsv1.ReplicaS
 // free and the pending pod's 1 CPU needs 6 of them gone. The pods are
 // lean (about 780 bytes of JSON each: 123 MB for 150,000 pods, near the
 // issue's 104 MB): what the API server fills in by default is left out.
-func appPodSpec(app int) corev1.PodSpec {
+func appPodSpec(spec ClusterSpec, app int) corev1.PodSpec {
 	grace := int64(30)
 	return corev1.PodSpec{
 		Containers: []corev1.Container{{Name: "main", Image: "example.com/" + appName(app) + ":1.4",
 			Resources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("125m"), corev1.ResourceMemory: resource.MustParse("256Mi")}}}},
-		TerminationGracePeriodSeconds: &grace, PriorityClassName: classes[appClass(app)].name,
+		TerminationGracePeriodSeconds: &grace, PriorityClassName: classes[spec.appClass(app)].name,
 	}
 }
 
 // clusterPod is app's pod on node i. The pods of one priority on a node
 // started in the same second (the node came up with them), so the
 // scheduler's choice among them depends on its cache order.
-func clusterPod(i, app int) *corev1.Pod {
+func clusterPod(spec ClusterSpec, i, app int) *corev1.Pod {
 	rs := appName(app) + "-" + appHash(app)
-	started := metav1.NewTime(Now.Add(-30*24*time.Hour + time.Duration(appClass(app))*time.Minute))
-	prio := classes[appClass(app)].value
+	started := metav1.NewTime(Now.Add(-30*24*time.Hour + time.Duration(spec.appClass(app))*time.Minute))
+	prio := classes[spec.appClass(app)].value
 	p := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05d", rs, i), Namespace: ClusterNamespace, UID: uid("pod", i, app),
 			CreationTimestamp: started, Labels: map[string]string{"app": appName(app), "pod-template-hash": appHash(app)},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs, UID: uid("rs", app, 0),
 				Controller: ptrTo(true)}}},
-		Spec: appPodSpec(app),
+		Spec: appPodSpec(spec, app),
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &started,
 			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started}}}}
 	p.Spec.NodeName = nodeName(i)

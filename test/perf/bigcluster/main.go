@@ -4,7 +4,10 @@
 // PodDisruptionBudgets, PriorityClasses, and the pending pod apps/urgent
 // that must preempt. From test/:
 //
-//	go run ./perf/bigcluster -o /tmp/cluster.json [-nodes 5000]
+//	go run ./perf/bigcluster -o /tmp/cluster.json [-nodes 5000] [-apps-per-class 10]
+//
+// -apps-per-class 1000 spreads 3,000 Deployments over the slots, so that
+// nodes alike in priorities lose pods of other Deployments (issue 40).
 package main
 
 import (
@@ -18,12 +21,13 @@ import (
 func main() {
 	out := flag.String("o", "", "the file to write (required)")
 	nodes := flag.Int("nodes", sourcetest.ClusterSize.Nodes, "how many nodes (30 pods each)")
+	perClass := flag.Int("apps-per-class", 10, "how many Deployments each of the 3 priority classes has (at least 10)")
 	flag.Parse()
-	if *out == "" || *nodes <= 0 {
-		fmt.Fprintln(os.Stderr, "usage: bigcluster -o FILE [-nodes N]")
+	if *out == "" || *nodes <= 0 || *perClass < 10 {
+		fmt.Fprintln(os.Stderr, "usage: bigcluster -o FILE [-nodes N] [-apps-per-class N>=10]")
 		os.Exit(2)
 	}
-	if err := write(*out, sourcetest.ClusterSpec{Nodes: *nodes}); err != nil {
+	if err := write(*out, sourcetest.ClusterSpec{Nodes: *nodes, AppsPerClass: *perClass}); err != nil {
 		fmt.Fprintln(os.Stderr, "bigcluster:", err)
 		os.Exit(1)
 	}
