@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -130,13 +131,14 @@ func (f *follower) replace(pr *PodResult, p *corev1.Pod, ref *metav1.OwnerRefere
 		pr.Reason = appendReason(pr.Reason, fmt.Sprintf("%s already has the pods it wants: no replacement", pr.Owner))
 		return
 	}
-	if ref.Kind == "Job" {
-		r.At.Max += jobBackOff
-		r.Reason = "created after the Job controller's back-off (10 s for a first failure)"
-	}
 	pr.Replaced = true
 	if pr.Reason == "" {
 		pr.Reason = "replaced by " + pr.Owner + " as soon as it is terminating"
+	}
+	if ref.Kind == "Job" {
+		r.At.Max += jobBackOff
+		r.Reason = "created after the Job controller's back-off (10 s for a first failure)"
+		pr.Reason = "replaced by " + pr.Owner + " after its back-off (a deleted pod counts as failed)"
 	}
 	f.place(&r, newPod(p, tmpl, len(s.res.Replacements)+1))
 	s.res.Replacements = append(s.res.Replacements, r)
@@ -221,7 +223,7 @@ func (f *follower) place(r *Replacement, pod *corev1.Pod) {
 	r.Candidates = pl.Feasible
 	if len(pl.Feasible) == 0 {
 		r.Reason = appendReason(pl.FitError, r.Reason)
-		if f.choice {
+		if f.choice && contested(pl.FitError) {
 			r.Certain = false
 			f.s.doubt(fmt.Sprintf("the replacement of %s fits nowhere, but an earlier replacement had a choice of nodes: another choice might have left room", r.For))
 		}
@@ -236,6 +238,18 @@ func (f *follower) place(r *Replacement, pod *corev1.Pod) {
 	if err := f.view.Add(pod); err != nil {
 		f.view = nil // rebuilt at the next placement, which then meets the error
 	}
+}
+
+// contested: the FitError names a reason other pods' placement changes
+// (room, ports, spread, inter-pod affinity), not only the nodes' own
+// labels and taints.
+func contested(fitError string) bool {
+	for _, r := range []string{"Insufficient", "Too many pods", "free ports", "pod affinity", "anti-affinity", "topology spread"} {
+		if strings.Contains(fitError, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // schedNodes are the nodes as the scheduler sees them: the failed ones

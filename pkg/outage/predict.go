@@ -171,8 +171,11 @@ func (s *sim) doubt(msg string) {
 }
 
 func appendReason(a, b string) string {
-	if a == "" {
+	switch {
+	case a == "":
 		return b
+	case b == "":
+		return a
 	}
 	return a + "; " + b
 }
