@@ -70,7 +70,7 @@ func window(w []float64) string {
 
 func outageZones(pw *paragraphs, zones []prediction.OutageZone, width int) {
 	pw.blank()
-	pw.line("ZONES (the node lifecycle controller's state once every failed node is marked):")
+	pw.para("ZONES (the node lifecycle controller's state once every failed node is marked):", "  ")
 	t := grid{header: []string{"  ZONE", "NODES", "NOT READY", "STATE", "TAINTS"}}
 	for _, z := range zones {
 		state := z.State
@@ -151,7 +151,7 @@ func outageNodes(pw *paragraphs, nodes []prediction.OutageNode, width int) {
 		return
 	}
 	pw.blank()
-	pw.line(fmt.Sprintf("NODES (Ready turns Unknown or False, then the controller taints them %s):", nodes[0].Taint))
+	pw.para(fmt.Sprintf("NODES (Ready turns Unknown or False, then the controller taints them %s):", nodes[0].Taint), "  ")
 	var g grouped
 	for _, n := range nodes {
 		when := window(n.TaintedAfterSeconds)
@@ -172,7 +172,7 @@ func outagePods(pw *paragraphs, pods []prediction.OutagePod, width int) {
 		return
 	}
 	pw.blank()
-	pw.line("PODS on the failed nodes (taint eviction is a plain DELETE: PodDisruptionBudgets do not hold it):")
+	pw.para("PODS on the failed nodes (taint eviction is a plain DELETE: PodDisruptionBudgets do not hold it; ? marks an uncertain fate):", "  ")
 	var g grouped
 	for _, p := range pods {
 		fate := podFate(p)
@@ -180,11 +180,11 @@ func outagePods(pw *paragraphs, pods []prediction.OutagePod, width int) {
 		key := strings.Join([]string{p.Owner, fate, why}, "\x00")
 		g.add(key, p.Pod, p.Node, []string{fate, why})
 	}
-	t := grid{header: []string{"  POD", "NODE", "FATE", "TOLERATION; WHY"}}
+	t := grid{header: []string{"  POD", "NODE", "FATE", "WHY"}}
 	for _, x := range g.order {
 		what := "pods"
 		if owner := x.key[:strings.IndexByte(x.key, 0)]; owner != "" {
-			what = "pods of " + owner
+			what = "of " + owner
 		}
 		t.rows = append(t.rows, []string{"  " + x.label(what), x.nodeCell(), x.cells[0], x.cells[1]})
 	}
@@ -197,12 +197,12 @@ func podFate(p prediction.OutagePod) string {
 	case "deleted":
 		s = "deleted " + window(p.DeletedAfterSeconds)
 	case "stuck":
-		s = "STUCK Terminating " + window(p.TerminatingAfterSeconds)
+		s = "STUCK from " + window(p.TerminatingAfterSeconds)
 	default:
 		s = "stays"
 	}
 	if !p.Certain {
-		s += " (uncertain)"
+		s += " ?"
 	}
 	return s
 }
@@ -212,7 +212,7 @@ func outageReplacements(pw *paragraphs, rs []prediction.OutageReplacement, width
 		return
 	}
 	pw.blank()
-	pw.line("REPLACEMENTS (created when the old pod is terminating; the scheduler filters out the tainted nodes):")
+	pw.para("REPLACEMENTS (created when the old pod is terminating; the scheduler filters out the tainted nodes):", "  ")
 	var g grouped
 	for _, r := range rs {
 		node, why := r.Node, r.Reason
@@ -225,7 +225,7 @@ func outageReplacements(pw *paragraphs, rs []prediction.OutageReplacement, width
 		at := window(r.AtSeconds)
 		g.add(strings.Join([]string{r.Owner, node, at, why}, "\x00"), r.For, "", []string{r.Owner, node, at, orDash(why)})
 	}
-	t := grid{header: []string{"  FOR", "OWNER", "NODE", "CREATED", "CANDIDATES / WHY NOT"}}
+	t := grid{header: []string{"  FOR", "OWNER", "NODE", "CREATED", "WHY"}}
 	for _, x := range g.order {
 		t.rows = append(t.rows, append([]string{"  " + x.label("pods")}, x.cells...))
 	}
@@ -244,7 +244,7 @@ func outageWorkloads(pw *paragraphs, o *prediction.Outage, width int) {
 		return
 	}
 	pw.blank()
-	pw.line("WORKLOADS (pods on a failed node are unavailable from T=0; a placed replacement counts from its creation):")
+	pw.para("WORKLOADS (pods on a failed node are unavailable from T=0; a placed replacement counts from its creation):", "  ")
 	t := grid{header: []string{"  WORKLOAD", "PODS", "AVAILABLE MIN", "BUDGETS"}}
 	for _, w := range o.Workloads {
 		avail := fmt.Sprint(w.AvailableMin)
