@@ -77,6 +77,17 @@ type follower struct {
 	view   *scheduling.View
 	active map[types.UID]int
 	choice bool // an earlier replacement had several feasible nodes
+	// nowhere: per owner, the placement of its last replacement when it
+	// fit nowhere, and binds then. With no bind since, the next one of the
+	// same template meets the same filters on the same nodes: the same
+	// answer (a failed zone's 50,000 replacements on full nodes).
+	nowhere map[types.UID]memo
+	binds   int
+}
+
+type memo struct {
+	pl    scheduling.Placement
+	binds int
 }
 
 // follow creates the replacements, in deletion order, and places them.
@@ -89,7 +100,7 @@ func (s *sim) follow() {
 		}
 		return cmp.Or(cmp.Compare(x.Min, y.Min), cmp.Compare(x.Max, y.Max))
 	})
-	f := &follower{s: s, active: map[types.UID]int{}}
+	f := &follower{s: s, active: map[types.UID]int{}, nowhere: map[types.UID]memo{}}
 	for _, i := range order {
 		pr, p := &s.res.Pods[i], s.podObjs[i]
 		if pr.Fate != FateDeleted || finished(p) {
@@ -140,7 +151,7 @@ func (f *follower) replace(pr *PodResult, p *corev1.Pod, ref *metav1.OwnerRefere
 		r.Reason = "created after the Job controller's back-off (10 s for a first failure)"
 		pr.Reason = "replaced by " + pr.Owner + " after its back-off (a deleted pod counts as failed)"
 	}
-	f.place(&r, newPod(p, tmpl, len(s.res.Replacements)+1))
+	f.place(&r, newPod(p, tmpl, len(s.res.Replacements)+1), ref.UID)
 	s.res.Replacements = append(s.res.Replacements, r)
 }
 
@@ -200,7 +211,12 @@ func newPod(old *corev1.Pod, tmpl corev1.PodTemplateSpec, n int) *corev1.Pod {
 
 // place runs the scheduler's filters for pod over the nodes as they are
 // then (failed ones tainted) and binds it to the likeliest feasible node.
-func (f *follower) place(r *Replacement, pod *corev1.Pod) {
+func (f *follower) place(r *Replacement, pod *corev1.Pod, owner types.UID) {
+	if m, ok := f.nowhere[owner]; ok && owner != "" && m.binds == f.binds {
+		r.Reason = appendReason(m.pl.FitError, r.Reason)
+		f.unplaced(r, m.pl)
+		return
+	}
 	if f.view == nil {
 		v, err := scheduling.NewView(f.s.schedNodes(), f.s.in.Pods, f.s.in.Namespaces, f.s.in.Scheduler)
 		if err != nil {
@@ -223,12 +239,11 @@ func (f *follower) place(r *Replacement, pod *corev1.Pod) {
 	r.Candidates = pl.Feasible
 	if len(pl.Feasible) == 0 {
 		r.Reason = appendReason(pl.FitError, r.Reason)
-		if f.choice && contested(pl.FitError) {
-			r.Certain = false
-			f.s.doubt(fmt.Sprintf("the replacement of %s fits nowhere, but an earlier replacement had a choice of nodes: another choice might have left room", r.For))
-		}
+		f.nowhere[owner] = memo{pl: pl, binds: f.binds}
+		f.unplaced(r, pl)
 		return
 	}
+	f.binds++
 	if len(pl.Feasible) > 1 {
 		r.Certain, f.choice = false, true
 	}
@@ -250,6 +265,15 @@ func contested(fitError string) bool {
 		}
 	}
 	return false
+}
+
+// unplaced: a replacement that fits nowhere is uncertain when an earlier
+// one had a choice of nodes and the reason is one that choice changes.
+func (f *follower) unplaced(r *Replacement, pl scheduling.Placement) {
+	if f.choice && contested(pl.FitError) {
+		r.Certain = false
+		f.s.doubt(fmt.Sprintf("the replacement of %s fits nowhere, but an earlier replacement had a choice of nodes: another choice might have left room", r.For))
+	}
 }
 
 // schedNodes are the nodes as the scheduler sees them: the failed ones
