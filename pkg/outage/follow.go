@@ -80,7 +80,9 @@ type follower struct {
 	// nowhere: per owner, the placement of its last replacement when it
 	// fit nowhere, and binds then. With no bind since, the next one of the
 	// same template meets the same filters on the same nodes: the same
-	// answer (a failed zone's 50,000 replacements on full nodes).
+	// answer (a failed zone's 50,000 replacements on full nodes). With
+	// binds since, a pod whose filters only fail more as pods are added
+	// (monotone) still fits nowhere; its FitError is then the first one's.
 	nowhere map[types.UID]memo
 	binds   int
 }
@@ -212,7 +214,7 @@ func newPod(old *corev1.Pod, tmpl corev1.PodTemplateSpec, n int) *corev1.Pod {
 // place runs the scheduler's filters for pod over the nodes as they are
 // then (failed ones tainted) and binds it to the likeliest feasible node.
 func (f *follower) place(r *Replacement, pod *corev1.Pod, owner types.UID) {
-	if m, ok := f.nowhere[owner]; ok && owner != "" && m.binds == f.binds {
+	if m, ok := f.nowhere[owner]; ok && owner != "" && (m.binds == f.binds || monotone(pod)) {
 		r.Reason = appendReason(m.pl.FitError, r.Reason)
 		f.unplaced(r, m.pl)
 		return
@@ -272,8 +274,19 @@ func contested(fitError string) bool {
 func (f *follower) unplaced(r *Replacement, pl scheduling.Placement) {
 	if f.choice && contested(pl.FitError) {
 		r.Certain = false
-		f.s.doubt(fmt.Sprintf("the replacement of %s fits nowhere, but an earlier replacement had a choice of nodes: another choice might have left room", r.For))
+		f.s.doubt(fmt.Sprintf("replacements of %s that fit nowhere might fit had an earlier replacement gone to another of its feasible nodes", r.Owner))
 	}
+}
+
+// monotone: adding pods to nodes can only make the pod's filters fail
+// more (no required pod affinity, no topology spread: those can turn a
+// node feasible as pods arrive).
+func monotone(pod *corev1.Pod) bool {
+	if len(pod.Spec.TopologySpreadConstraints) > 0 {
+		return false
+	}
+	a := pod.Spec.Affinity
+	return a == nil || a.PodAffinity == nil || len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) == 0
 }
 
 // schedNodes are the nodes as the scheduler sees them: the failed ones
