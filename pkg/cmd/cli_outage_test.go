@@ -98,11 +98,11 @@ func outageRun(t *testing.T, args ...string) *prediction.Prediction {
 
 // The example: zone-a (2 of 5 nodes) goes down; its own zone is fully
 // disrupted while the others are healthy, so it is tainted at the normal
-// rate: the two nodes by T+44.6..70.1 s. Each pod meets its kind's fate.
+// rate: the two nodes by T+39.6..70.1 s. Each pod meets its kind's fate.
 func TestOutageExample(t *testing.T) {
 	p := outageRun(t, "--zone", "zone-a")
 	o := p.Outage
-	if !p.Certain || len(o.Nodes) != 2 || !slices.Equal(o.Nodes[0].TaintedAfterSeconds, []float64{44.6, 70.1}) {
+	if !p.Certain || len(o.Nodes) != 2 || !slices.Equal(o.Nodes[0].TaintedAfterSeconds, []float64{39.6, 70.1}) {
 		t.Fatalf("%+v", o.Nodes)
 	}
 	if o.Zones[0].Zone != "zone-a" || o.Zones[0].State != "FullDisruption" || o.Zones[1].State != "Normal" {
@@ -175,8 +175,8 @@ func TestOutageSettingsFlags(t *testing.T) {
 	if a.NodeMonitorGracePeriodSeconds != 2 || a.NodeMonitorPeriodSeconds != 1 || a.LeaseRenewIntervalSeconds != 1 || a.NodeEvictionRate != 10 {
 		t.Errorf("%+v", a)
 	}
-	if w := p.Outage.Nodes[0].TaintedAfterSeconds; !slices.Equal(w, []float64{2, 4.1}) {
-		t.Errorf("window %v, want [2, 4.1]", w)
+	if w := p.Outage.Nodes[0].TaintedAfterSeconds; !slices.Equal(w, []float64{1, 4.1}) {
+		t.Errorf("window %v, want [1, 4.1]", w)
 	}
 	p = outageRun(t, "node-a1", "--kube-version", "1.31")
 	if p.Outage.Assumed.NodeMonitorGracePeriodSeconds != 40 {

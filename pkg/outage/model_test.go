@@ -26,22 +26,22 @@ func TestComputeZoneState(t *testing.T) {
 	}
 }
 
-// The detection window: the last lease renewal is up to 10.4 s before the
-// failure; Ready turns Unknown 11 passes (55 s, grace 50 s) after the pass
-// that saw it, that pass up to 5 s after the renewal.
+// The detection window: the last lease renewal R is up to 10.4 s before
+// the failure; the pass that sees it is up to 5 s after R, and Ready turns
+// Unknown at the first pass more than the grace (50 s) after that one.
 func TestDetection(t *testing.T) {
 	s := Settings{Condition: ConditionUnreachable}
 	s.NodeMonitorGracePeriod, s.NodeMonitorPeriod, s.LeaseRenewInterval, s.LeaseRenewJitter = 50*time.Second, 5*time.Second, 10*time.Second, 0.04
-	if w := Detection(s); w.Min != 44.6 || w.Max != 60 {
-		t.Errorf("unreachable, 50 s: %v, want [44.6, 60]", w)
+	if w := Detection(s); w.Min != 39.6 || w.Max != 60 {
+		t.Errorf("unreachable, 50 s: %v, want [39.6, 60]", w)
 	}
 	s.NodeMonitorGracePeriod = 40 * time.Second // 1.31
-	if w := Detection(s); w.Min != 34.6 || w.Max != 50 {
-		t.Errorf("unreachable, 40 s: %v, want [34.6, 50]", w)
+	if w := Detection(s); w.Min != 29.6 || w.Max != 50 {
+		t.Errorf("unreachable, 40 s: %v, want [29.6, 50]", w)
 	}
 	s.NodeMonitorGracePeriod, s.NodeMonitorPeriod, s.LeaseRenewInterval = 2*time.Second, time.Second, time.Second // the e2e's settings
-	if w := Detection(s); w.Min < 1.95 || w.Min > 1.97 || w.Max != 4 {
-		t.Errorf("unreachable, 2 s/1 s: %v, want [1.96, 4]", w)
+	if w := Detection(s); w.Min < 0.95 || w.Min > 0.97 || w.Max != 4 {
+		t.Errorf("unreachable, 2 s/1 s: %v, want [0.96, 4]", w)
 	}
 	s.Condition = ConditionNotReady
 	if w := Detection(s); w.Min != 0 || w.Max != 1 {
@@ -67,16 +67,16 @@ func TestOneNodeFates(t *testing.T) {
 	w.pod("first", "a", nil, "", append([]corev1.Toleration{{Operator: corev1.TolerationOpExists}}, defaults(300)...)...)
 	w.pod("min", "a", nil, "", corev1.Toleration{Key: TaintUnreachable, Operator: corev1.TolerationOpExists, TolerationSeconds: secsPtr(60)})
 	r := w.predict("a")
-	if n := r.Nodes[0]; n.Tainted == nil || *n.Tainted != (Window{44.6, 60.1}) || !n.Certain {
-		t.Fatalf("node a: %+v, want tainted [44.6, 60.1]", n)
+	if n := r.Nodes[0]; n.Tainted == nil || *n.Tainted != (Window{39.6, 60.1}) || !n.Certain {
+		t.Fatalf("node a: %+v, want tainted [39.6, 60.1]", n)
 	}
 	want := map[string]struct {
 		fate string
 		w    *Window
 	}{
-		"web-1": {FateDeleted, &Window{344.6, 360.1}}, "db-0": {FateStuck, nil}, "logs-a": {FateStays, nil},
-		"bare": {FateDeleted, &Window{344.6, 360.1}}, "quick": {FateDeleted, &Window{44.6, 60.1}}, "none": {FateDeleted, &Window{44.6, 60.1}},
-		"first": {FateStays, nil}, "min": {FateDeleted, &Window{104.6, 120.1}},
+		"web-1": {FateDeleted, &Window{339.6, 360.1}}, "db-0": {FateStuck, nil}, "logs-a": {FateStays, nil},
+		"bare": {FateDeleted, &Window{339.6, 360.1}}, "quick": {FateDeleted, &Window{39.6, 60.1}}, "none": {FateDeleted, &Window{39.6, 60.1}},
+		"first": {FateStays, nil}, "min": {FateDeleted, &Window{99.6, 120.1}},
 	}
 	for name, c := range want {
 		p := r.pod(name)
@@ -111,7 +111,7 @@ func TestSmallZonePartialStops(t *testing.T) {
 	if z.State != StatePartial || z.Rate != 0 || z.NotReady != 3 {
 		t.Fatalf("zone: %+v", z)
 	}
-	if r.Certain || r.Nodes[0].Tainted != nil || !strings.Contains(r.Nodes[0].Reason, "at most 2 of the 3") {
+	if r.Certain || r.Nodes[0].Tainted != nil || !strings.Contains(r.Nodes[0].Reason, "at most 3 of the 3") {
 		t.Errorf("nodes: %+v", r.Nodes[0])
 	}
 	if p := r.pod("p"); p.Fate != FateStays || p.Certain {
@@ -151,8 +151,8 @@ func TestFullZoneNormalRate(t *testing.T) {
 		t.Fatalf("za: %+v", za)
 	}
 	for _, n := range r.Nodes {
-		if n.Tainted == nil || !near(*n.Tainted, Window{44.6, 80.1}) {
-			t.Errorf("%s: %v, want [44.6, 80.1]", n.Node, n.Tainted)
+		if n.Tainted == nil || !near(*n.Tainted, Window{39.6, 80.1}) {
+			t.Errorf("%s: %v, want [39.6, 80.1]", n.Node, n.Tainted)
 		}
 	}
 	if r.zone("zb").State != StateNormal {
@@ -173,8 +173,8 @@ func TestLargeZoneSecondaryRate(t *testing.T) {
 	if za.State != StatePartial || za.Rate != 0.01 {
 		t.Fatalf("za: %+v", za)
 	}
-	if n := r.Nodes[0]; n.Tainted == nil || !near(*n.Tainted, Window{44.6, 4060.1}) {
-		t.Errorf("window %v, want [44.6, 4060.1]", n.Tainted)
+	if n := r.Nodes[0]; n.Tainted == nil || !near(*n.Tainted, Window{39.6, 4060.1}) {
+		t.Errorf("window %v, want [39.6, 4060.1]", n.Tainted)
 	}
 }
 
@@ -240,7 +240,7 @@ func TestManifestDefaults(t *testing.T) {
 	p := w.pod("m", "a", nil, "")
 	p.CreationTimestamp.Time, p.Spec.Tolerations = time.Time{}, nil
 	r := w.predict("a")
-	if q := r.pod("m"); q.Fate != FateDeleted || q.Deleted.Min != 344.6 {
+	if q := r.pod("m"); q.Fate != FateDeleted || q.Deleted.Min != 339.6 {
 		t.Errorf("manifest pod: %+v", q)
 	}
 	if len(r.Warnings) == 0 || !strings.Contains(strings.Join(r.Warnings, " "), "DefaultTolerationSeconds") {

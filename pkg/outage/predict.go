@@ -78,7 +78,7 @@ func (s *sim) markNodes() {
 		if !nodeReady(n) {
 			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("node %s is not Ready already: its taint may be set and its pods' clocks running; the times assume it fails now", name))
 		}
-		if !t.certain {
+		if !t.certain && !t.transient {
 			s.doubt(fmt.Sprintf("node %s: %s", name, t.reason))
 		}
 		s.res.Nodes = append(s.res.Nodes, nr)
@@ -125,7 +125,7 @@ func (s *sim) fate(p *corev1.Pod, v verdict, t timing) PodResult {
 		}
 		return pr
 	case t.tainted == nil:
-		pr.Fate, pr.Reason, pr.Certain = FateStays, "its node is never tainted: "+t.reason, t.certain
+		pr.Fate, pr.Reason, pr.Certain = FateStays, "its node is never tainted: "+t.reason, t.certain || t.transient
 		if t.exposed != nil && v.delay < t.exposed.Max-t.exposed.Min {
 			w := t.exposed.Add(v.delay)
 			pr.Certain = false

@@ -17,17 +17,18 @@ const taintTick = 0.1
 // Ready: the next monitor pass after the kubelet reports it. Unreachable:
 // the pass that saw the kubelet's last lease renewal R (at most one
 // renewal interval, jitter included, before the failure) stamps
-// probeTimestamp; Ready turns Unknown at the first pass after
-// probeTimestamp + grace (tryUpdateNodeHealth), so at
-// R + (floor(grace/period)+1)·period, give or take one period.
+// probeTimestamp, up to a period after R; Ready turns Unknown at the
+// first pass after probeTimestamp + grace (tryUpdateNodeHealth), up to a
+// period later (the passes slide by their own duration, so not a whole
+// number of periods): within (R + grace, R + grace + 2 periods].
 func Detection(s Settings) Window {
 	p := s.NodeMonitorPeriod.Seconds()
 	if s.Condition == ConditionNotReady {
 		return Window{0, p}
 	}
 	renew := s.LeaseRenewInterval.Seconds() * (1 + s.LeaseRenewJitter)
-	after := (math.Floor(s.NodeMonitorGracePeriod.Seconds()/p) + 1) * p
-	return Window{math.Max(0, after-renew), after + p}
+	g := s.NodeMonitorGracePeriod.Seconds()
+	return Window{math.Max(0, g-renew), g + 2*p}
 }
 
 // ComputeZoneState is the controller's ComputeZoneState: no Ready node is
@@ -164,7 +165,10 @@ type timing struct {
 	// not be set (timing), within the window exposed.
 	tainted, exposed *Window
 	certain          bool
-	reason           string
+	// transient: the taint, if set, comes off again; only the pods'
+	// fates can make the answer uncertain.
+	transient bool
+	reason    string
 }
 
 // plan is the zone's result and its failed nodes' taint timing.
@@ -204,7 +208,7 @@ func (z *zone) allDown(det Window) timing {
 	t := timing{certain: true, reason: "every zone is fully disrupted: the controller removes the taints and stops evicting"}
 	if det.Max > det.Min {
 		exp := Window{det.Min, det.Max + taintTick}
-		t.exposed = &exp
+		t.exposed, t.certain, t.transient = &exp, false, true // whether it carries the taint a while is timing
 		t.reason += fmt.Sprintf(" (a node marked before the last may carry the taint from T+%ss to at most T+%ss)", secs(exp.Min), secs(exp.Max))
 	}
 	return t
