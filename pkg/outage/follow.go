@@ -228,7 +228,7 @@ func (f *follower) place(r *Replacement, pod *corev1.Pod, owner types.UID) {
 		}
 		f.view = v
 	}
-	pl, err := f.view.Place(pod)
+	pl, err := f.view.PlaceTemplate(pod, string(owner))
 	if err != nil {
 		r.Certain, r.Reason = false, err.Error()
 		f.s.doubt(fmt.Sprintf("the replacement of %s: %v", r.For, err))

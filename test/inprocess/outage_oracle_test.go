@@ -100,7 +100,8 @@ func randomOutage(rng *rand.Rand, i int) *outageScenario {
 		for n := range 2 + rng.IntN(5) {
 			name := fmt.Sprintf("z%d-n%d", z, n)
 			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), Labels: map[string]string{}},
-				Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("110")}}}
+				Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("110")},
+					Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 			if zones > 1 || rng.IntN(2) == 0 {
 				node.Labels[corev1.LabelTopologyZone] = "z" + strconv.Itoa(z)
 			}
