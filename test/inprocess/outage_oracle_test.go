@@ -117,7 +117,7 @@ func randomOutage(rng *rand.Rand, i int) *outageScenario {
 		for k := range rng.IntN(3) {
 			name := fmt.Sprintf("p-%s-%d", n.Name, k)
 			sc.pods = append(sc.pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name), CreationTimestamp: metav1.Now()},
-				Spec: corev1.PodSpec{NodeName: n.Name, Tolerations: outageTolerations(rng), Containers: []corev1.Container{{Name: "c"}}},
+				Spec:   corev1.PodSpec{NodeName: n.Name, Tolerations: outageTolerations(rng), Containers: []corev1.Container{{Name: "c"}}},
 				Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}})
 		}
 	}
