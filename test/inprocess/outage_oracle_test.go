@@ -53,8 +53,9 @@ func outageSettings(cond string) outage.Settings {
 }
 
 // slack is what the real run may add to a window's end: informer and
-// API latency, and the goroutines' scheduling on a loaded machine.
-const slack = 0.35
+// API latency, and the monitor passes' own duration (they slide by it),
+// which at a 200 ms period on a loaded machine is not small.
+const slack = 0.6
 
 type outageScenario struct {
 	name   string
@@ -303,20 +304,31 @@ func recordOutage(inf informers.SharedInformerFactory, obs *observed) {
 // within: the real time t is in the window, give or take the slack.
 func within(t float64, w *outage.Window) bool { return t >= w.Min-0.05 && t <= w.Max+slack }
 
+// overshoot is the most any time came after its window's end.
+var overshoot float64
+
 // compareOutage checks every determined answer of the model against the
-// run; it returns how many it checked.
-func compareOutage(t *testing.T, sc *outageScenario, res *outage.Result, obs *observed) int {
-	checked := 0
+// run; it returns how many it checked and how many were wrong.
+func compareOutage(t *testing.T, sc *outageScenario, res *outage.Result, obs *observed) (checked, bad int) {
+	errorf := func(format string, args ...any) {
+		bad++
+		t.Errorf(format, args...)
+	}
 	for _, n := range res.Nodes {
 		got, tainted := obs.taints[n.Node]
+		if !n.Certain {
+			continue
+		}
 		switch {
-		case !n.Certain:
 		case n.Tainted == nil && tainted:
-			t.Errorf("%s: node %s tainted at T+%.2fs, predicted never (%s)", sc.name, n.Node, got, n.Reason)
+			errorf("%s: node %s tainted at T+%.2fs, predicted never (%s)", sc.name, n.Node, got, n.Reason)
 		case n.Tainted != nil && !tainted:
-			t.Errorf("%s: node %s never tainted, predicted %v", sc.name, n.Node, *n.Tainted)
+			errorf("%s: node %s never tainted, predicted %v", sc.name, n.Node, *n.Tainted)
 		case n.Tainted != nil && !within(got, n.Tainted):
-			t.Errorf("%s: node %s tainted at T+%.2fs, predicted %v", sc.name, n.Node, got, *n.Tainted)
+			errorf("%s: node %s tainted at T+%.2fs, predicted %v", sc.name, n.Node, got, *n.Tainted)
+		}
+		if n.Tainted != nil && tainted {
+			overshoot = max(overshoot, got-n.Tainted.Max)
 		}
 		checked++
 	}
@@ -326,37 +338,46 @@ func compareOutage(t *testing.T, sc *outageScenario, res *outage.Result, obs *ob
 		if w == nil {
 			w = p.Terminating
 		}
+		if !p.Certain {
+			continue
+		}
 		switch {
-		case !p.Certain:
 		case w == nil && gone:
-			t.Errorf("%s: pod %s deleted at T+%.2fs, predicted %s (%s; %s)", sc.name, p.Pod, got, p.Fate, p.Toleration, p.Reason)
+			errorf("%s: pod %s deleted at T+%.2fs, predicted %s (%s; %s)", sc.name, p.Pod, got, p.Fate, p.Toleration, p.Reason)
 		case w != nil && !gone:
-			t.Errorf("%s: pod %s not deleted, predicted %v (%s)", sc.name, p.Pod, *w, p.Toleration)
+			errorf("%s: pod %s not deleted, predicted %v (%s)", sc.name, p.Pod, *w, p.Toleration)
 		case w != nil && !within(got, w):
-			t.Errorf("%s: pod %s deleted at T+%.2fs, predicted %v (%s)", sc.name, p.Pod, got, *w, p.Toleration)
+			errorf("%s: pod %s deleted at T+%.2fs, predicted %v (%s)", sc.name, p.Pod, got, *w, p.Toleration)
+		}
+		if w != nil && gone {
+			overshoot = max(overshoot, got-w.Max)
 		}
 		checked++
 	}
-	return checked
+	return checked, bad
 }
 
 // TestOutageOracle: seeded random clusters (one to three zones, excluded
 // nodes, one node to every node failing, unreachable or not-ready, pods
 // with and without tolerations and seconds); every determined taint and
-// deletion must fall in the model's window. -short: 4 scenarios;
-// OUTAGE_ORACLE_RUNS sets the count.
+// deletion must fall in the model's window. -short: 2 scenarios (about
+// 10 s); OUTAGE_ORACLE_RUNS sets the count.
 func TestOutageOracle(t *testing.T) {
 	runs := 24
 	if testing.Short() {
-		runs = 4
+		runs = 2
 	}
 	if v, err := strconv.Atoi(os.Getenv("OUTAGE_ORACLE_RUNS")); err == nil {
 		runs = v
 	}
 	rng := rand.New(rand.NewPCG(42, 1))
+	only, onlyErr := strconv.Atoi(os.Getenv("OUTAGE_ORACLE_ONLY")) // one scenario, to look at it
 	checked, uncertain := 0, 0
 	for i := range runs {
 		sc := randomOutage(rng, i)
+		if onlyErr == nil && i != only {
+			continue
+		}
 		set := outageSettings(sc.cond)
 		res, err := outage.Predict(outage.Input{Nodes: sc.nodes, Failed: sc.failed, Pods: sc.pods, Now: time.Now(), Settings: set,
 			Scheduler: rules.Scheduler(rules.Newest, nil)})
@@ -367,13 +388,13 @@ func TestOutageOracle(t *testing.T) {
 			uncertain++
 		}
 		obs := runOutage(t, sc, set, horizon(res))
-		before := t.Failed()
-		checked += compareOutage(t, sc, res, obs)
-		if t.Failed() && !before {
+		n, bad := compareOutage(t, sc, res, obs)
+		checked += n
+		if bad > 0 || onlyErr == nil {
 			t.Logf("%s", describeOutage(sc, res))
 		}
 	}
-	t.Logf("%d scenarios, %d node and pod answers compared, %d scenarios with an uncertain answer", runs, checked, uncertain)
+	t.Logf("%d scenarios, %d node and pod answers compared, %d scenarios with an uncertain answer; the latest time came %.2f s after its window", runs, checked, uncertain, overshoot)
 }
 
 // horizon is how long to watch: past every window's end, and long enough
@@ -383,13 +404,13 @@ func horizon(res *outage.Result) float64 {
 	for _, p := range res.Pods {
 		for _, w := range []*outage.Window{p.Deleted, p.Terminating} {
 			if w != nil {
-				end = max(end, w.Max+1)
+				end = max(end, w.Max+2)
 			}
 		}
 	}
 	for _, n := range res.Nodes {
 		if n.Tainted != nil {
-			end = max(end, n.Tainted.Max+1)
+			end = max(end, n.Tainted.Max+2)
 		}
 	}
 	return end
@@ -404,6 +425,9 @@ func describeOutage(sc *outageScenario, res *outage.Result) string {
 	}
 	for _, z := range res.Zones {
 		fmt.Fprintf(&b, "  zone %q: %+v\n", z.Zone, z)
+	}
+	for _, n := range res.Nodes {
+		fmt.Fprintf(&b, "  failed %s: tainted %v certain %v (%s)\n", n.Node, n.Tainted, n.Certain, n.Reason)
 	}
 	return b.String()
 }
