@@ -43,18 +43,18 @@ import (
 // and deletion time with the model's windows. The settings are the
 // defaults' shape at a small scale, so a scenario takes a few seconds.
 
-// outageSettings: 200 ms monitor period, 600 ms grace, leases every
-// 200 ms, 2 taints/s (1/s in a partially disrupted zone of more than 4).
+// outageSettings: 400 ms monitor period, 1.2 s grace, leases every
+// 400 ms, 2 taints/s (1/s in a partially disrupted zone of more than 4).
 func outageSettings(cond string) outage.Settings {
 	r := rules.Outage(rules.Newest)
-	r.NodeMonitorPeriod, r.NodeMonitorGracePeriod, r.LeaseRenewInterval, r.LeaseRenewJitter = 200*time.Millisecond, 600*time.Millisecond, 200*time.Millisecond, 0
+	r.NodeMonitorPeriod, r.NodeMonitorGracePeriod, r.LeaseRenewInterval, r.LeaseRenewJitter = 400*time.Millisecond, 1200*time.Millisecond, 400*time.Millisecond, 0
 	r.NodeEvictionRate, r.SecondaryNodeEvictionRate, r.LargeClusterSizeThreshold = 2, 1, 4
 	return outage.Settings{Condition: cond, OutageRules: r}
 }
 
 // slack is what the real run may add to a window's end: informer and
 // API latency, and the monitor passes' own duration (they slide by it),
-// which at a 200 ms period on a loaded machine is not small.
+// which at a 400 ms period on a loaded machine is not small.
 const slack = 0.6
 
 type outageScenario struct {
@@ -174,6 +174,20 @@ type observed struct {
 	started bool
 	taints  map[string]float64
 	deleted map[string]float64
+	// gap is the longest the stand-in kubelet went without renewing a
+	// Lease it should renew: a starved run is not a test of the model.
+	gap  time.Duration
+	last map[string]time.Time
+}
+
+// renewed notes a renewal of node's Lease.
+func (o *observed) renewed(node string, at time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if prev, ok := o.last[node]; ok {
+		o.gap = max(o.gap, at.Sub(prev))
+	}
+	o.last[node] = at
 }
 
 func (o *observed) at(m map[string]float64, key string) {
@@ -216,7 +230,7 @@ func runOutage(t *testing.T, sc *outageScenario, set outage.Settings, end float6
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs := &observed{taints: map[string]float64{}, deleted: map[string]float64{}}
+	obs := &observed{taints: map[string]float64{}, deleted: map[string]float64{}, last: map[string]time.Time{}}
 	recordOutage(inf, obs)
 	inf.Start(ctx.Done())
 	inf.WaitForCacheSync(ctx.Done())
@@ -224,7 +238,7 @@ func runOutage(t *testing.T, sc *outageScenario, set outage.Settings, end float6
 	go tc.Run(ctx)
 	failed := map[string]bool{}
 	var mu sync.Mutex
-	go kubelet(ctx, cs, sc, set, &mu, failed)
+	go kubelet(ctx, cs, sc, set, &mu, failed, obs)
 	time.Sleep(1500 * time.Millisecond) // every zone Normal, every probe fresh
 	obs.mu.Lock()
 	obs.t0, obs.started = time.Now(), true
@@ -245,7 +259,7 @@ func runOutage(t *testing.T, sc *outageScenario, set outage.Settings, end float6
 
 // kubelet renews the Lease of every node not failed (the not-ready ones
 // too: their kubelet runs) every renewal interval.
-func kubelet(ctx context.Context, cs kubernetes.Interface, sc *outageScenario, set outage.Settings, mu *sync.Mutex, failed map[string]bool) {
+func kubelet(ctx context.Context, cs kubernetes.Interface, sc *outageScenario, set outage.Settings, mu *sync.Mutex, failed map[string]bool, obs *observed) {
 	tick := time.NewTicker(set.LeaseRenewInterval)
 	defer tick.Stop()
 	for {
@@ -266,7 +280,9 @@ func kubelet(ctx context.Context, cs kubernetes.Interface, sc *outageScenario, s
 				continue
 			}
 			l.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
-			_, _ = cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Update(ctx, l, metav1.UpdateOptions{})
+			if _, err := cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Update(ctx, l, metav1.UpdateOptions{}); err == nil {
+				obs.renewed(n.Name, time.Now())
+			}
 		}
 	}
 }
@@ -299,6 +315,15 @@ func recordOutage(inf informers.SharedInformerFactory, obs *observed) {
 			obs.at(obs.deleted, p.Namespace+"/"+p.Name)
 		}
 	}})
+}
+
+// starved: some Lease went unrenewed for half the grace period or more
+// while it should have been renewed (the model assumes the kubelet renews
+// on time).
+func (o *observed) starved(set outage.Settings) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.gap >= set.LeaseRenewInterval+set.NodeMonitorGracePeriod/2
 }
 
 // within: the real time t is in the window, give or take the slack.
@@ -372,7 +397,7 @@ func TestOutageOracle(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(42, 1))
 	only, onlyErr := strconv.Atoi(os.Getenv("OUTAGE_ORACLE_ONLY")) // one scenario, to look at it
-	checked, uncertain := 0, 0
+	checked, uncertain, starved := 0, 0, 0
 	for i := range runs {
 		sc := randomOutage(rng, i)
 		if onlyErr == nil && i != only {
@@ -388,13 +413,22 @@ func TestOutageOracle(t *testing.T) {
 			uncertain++
 		}
 		obs := runOutage(t, sc, set, horizon(res))
+		for try := 1; try < 4 && obs.starved(set); try++ {
+			starved++ // the machine did not let the kubelet renew on time: run again
+			obs = runOutage(t, sc, set, horizon(res))
+		}
+		if obs.starved(set) {
+			t.Logf("%s: the stand-in kubelet was starved in 4 runs (a renewal %s late): not compared", sc.name, obs.gap)
+			continue
+		}
 		n, bad := compareOutage(t, sc, res, obs)
 		checked += n
 		if bad > 0 || onlyErr == nil {
 			t.Logf("%s", describeOutage(sc, res))
 		}
 	}
-	t.Logf("%d scenarios, %d node and pod answers compared, %d scenarios with an uncertain answer; the latest time came %.2f s after its window", runs, checked, uncertain, overshoot)
+	t.Logf("%d scenarios, %d node and pod answers compared, %d scenarios with an uncertain answer; the latest time came %.2f s after its window; %d runs repeated for a starved kubelet",
+		runs, checked, uncertain, overshoot, starved)
 }
 
 // horizon is how long to watch: past every window's end, and long enough
