@@ -388,9 +388,9 @@ func compareOutage(t *testing.T, sc *outageScenario, res *outage.Result, obs *ob
 // deletion must fall in the model's window. -short: 2 scenarios (about
 // 10 s); OUTAGE_ORACLE_RUNS sets the count.
 func TestOutageOracle(t *testing.T) {
-	runs := 24
+	runs, tries := 24, 4
 	if testing.Short() {
-		runs = 2
+		runs, tries = 2, 2
 	}
 	if v, err := strconv.Atoi(os.Getenv("OUTAGE_ORACLE_RUNS")); err == nil {
 		runs = v
@@ -413,12 +413,12 @@ func TestOutageOracle(t *testing.T) {
 			uncertain++
 		}
 		obs := runOutage(t, sc, set, horizon(res))
-		for try := 1; try < 4 && obs.starved(set); try++ {
+		for try := 1; try < tries && obs.starved(set); try++ {
 			starved++ // the machine did not let the kubelet renew on time: run again
 			obs = runOutage(t, sc, set, horizon(res))
 		}
 		if obs.starved(set) {
-			t.Logf("%s: the stand-in kubelet was starved in 4 runs (a renewal %s late): not compared", sc.name, obs.gap)
+			t.Logf("%s: the stand-in kubelet was starved in %d runs (a renewal %s late): not compared", sc.name, tries, obs.gap)
 			continue
 		}
 		n, bad := compareOutage(t, sc, res, obs)
