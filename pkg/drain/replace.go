@@ -45,11 +45,11 @@ func (s *state) replace(old *podState) {
 		return // a DaemonSet pod is not made elsewhere
 	}
 	owner := s.owners.Get(old.pod.Namespace, ref)
-	r.Owner = s.ownerName(old.pod.Namespace, ref, owner)
+	r.Owner = disruption.OwnerName(ref, owner)
 	if owner != nil && !s.wantsMore(owner, ref) {
 		return // the controller already has all the pods it wants
 	}
-	tmpl, ok := template(owner)
+	tmpl, ok := disruption.Template(owner)
 	if !ok {
 		if disruption.ModelledKind(ref) && s.in.OwnersRead[ref.Kind] {
 			s.note(fmt.Sprintf("the owner %s of pod %s does not exist (the garbage collector deletes the pod): nothing replaces it", r.Owner, old.key))
@@ -114,33 +114,6 @@ func replicasOr1(p *int32) int32 {
 		return 1
 	}
 	return *p
-}
-
-// ownerName is Kind/name, a ReplicaSet named by its Deployment.
-func (s *state) ownerName(ns string, ref *metav1.OwnerReference, owner metav1.Object) string {
-	if rs, ok := owner.(*appsv1.ReplicaSet); ok {
-		if d := metav1.GetControllerOfNoCopy(rs); d != nil && d.Kind == "Deployment" {
-			return "Deployment/" + d.Name
-		}
-	}
-	return ref.Kind + "/" + ref.Name
-}
-
-// template is the pod template of a known owner.
-func template(owner metav1.Object) (corev1.PodTemplateSpec, bool) {
-	switch o := owner.(type) {
-	case *appsv1.ReplicaSet:
-		return o.Spec.Template, true
-	case *appsv1.StatefulSet:
-		return o.Spec.Template, true
-	case *corev1.ReplicationController:
-		if o.Spec.Template != nil {
-			return *o.Spec.Template, true
-		}
-	case *batchv1.Job:
-		return o.Spec.Template, true
-	}
-	return corev1.PodTemplateSpec{}, false
 }
 
 // readiness guesses whether a new pod of the owner becomes Ready: yes
@@ -348,13 +321,7 @@ func (s *state) pick(pl scheduling.Placement) string {
 	case pickLast:
 		return pl.Feasible[len(pl.Feasible)-1]
 	}
-	best := pl.Feasible[0]
-	for _, n := range pl.Feasible {
-		if pl.LeastAllocated[n] > pl.LeastAllocated[best] {
-			best = n
-		}
-	}
-	return best
+	return pl.Likeliest()
 }
 
 func (s *state) bind(p *podState, node string) {

@@ -39,6 +39,9 @@ func (p *Prediction) Normalize() {
 	if p.Drain != nil {
 		p.Drain.normalize()
 	}
+	if p.Outage != nil {
+		p.Outage.normalize()
+	}
 	if st := p.Steering; st != nil {
 		nonNil(&st.Wanted)
 		nonNil(&st.Annotations)

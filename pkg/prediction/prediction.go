@@ -66,6 +66,8 @@ type Prediction struct {
 	Preemption    *Preemption `json:"preemption,omitempty"`
 	// Drain is set when the command is drain NODE... (drain.go).
 	Drain *Drain `json:"drain,omitempty"`
+	// Outage is set when the command is outage NODE... (outage.go).
+	Outage *Outage `json:"outage,omitempty"`
 
 	Warnings []string `json:"warnings"`
 	// Incomplete says why the input may not show the whole workload at one

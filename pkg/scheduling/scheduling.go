@@ -77,6 +77,21 @@ func (c *Cluster) place() Placement {
 	return pl
 }
 
+// Likeliest is the feasible node the scheduler most likely picks: the
+// least allocated (ties to the first in node order); "" when none fits.
+func (pl Placement) Likeliest() string {
+	if len(pl.Feasible) == 0 {
+		return ""
+	}
+	best := pl.Feasible[0]
+	for _, n := range pl.Feasible {
+		if pl.LeastAllocated[n] > pl.LeastAllocated[best] {
+			best = n
+		}
+	}
+	return best
+}
+
 // leastAllocated is the LeastAllocated strategy with CPU and memory
 // weighted 1 each (the scheduler also counts 100m CPU and 200Mi for a pod
 // that requests none; this does not).
