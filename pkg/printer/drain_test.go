@@ -28,7 +28,7 @@ func raceDrain(weighed bool) *prediction.Prediction {
 // Percent), the other outcomes' reasons, and what is left as not created.
 func TestDrainTableRace(t *testing.T) {
 	var b strings.Builder
-	if err := DrainTable(&b, raceDrain(true), 120); err != nil {
+	if err := DrainTable(&b, raceDrain(true), TableOptions{Width: 120}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"NODE node-2: DRAINED 75% / BLOCKED 25%", "If BLOCKED (25%): never leave: default/pod-b",
@@ -45,7 +45,7 @@ func TestDrainTableRace(t *testing.T) {
 // Too many orders to weigh: the outcomes and nodes met, without chances.
 func TestDrainTableRaceUnweighed(t *testing.T) {
 	var b strings.Builder
-	if err := DrainTable(&b, raceDrain(false), 120); err != nil {
+	if err := DrainTable(&b, raceDrain(false), TableOptions{Width: 120}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"NODE node-2: DRAINED or BLOCKED (chances not weighed)", "If BLOCKED (chance not weighed)", "node-3 or - (chances not weighed)"} {
