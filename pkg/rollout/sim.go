@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/kubectl/pkg/util/podutils"
 
 	"github.com/scale-preview/scale-preview/pkg/deployment"
@@ -64,9 +65,7 @@ func newSim(in Input, tmpl *corev1.PodTemplateSpec, neverReady bool) (*sim, erro
 		pods: map[string][]*member{}, neverReady: neverReady, certain: true}
 	s.d = deployment.Deployment{Replicas: replicasOf(d.Spec.Replicas), StatusReplicas: d.Status.Replicas,
 		Strategy: string(d.Spec.Strategy.Type), NewReplicaSetName: d.Name + "-<new>", NewReplicaSetCreated: in.Now}
-	if ru := d.Spec.Strategy.RollingUpdate; ru != nil {
-		s.d.MaxSurge, s.d.MaxUnavailable = ru.MaxSurge, ru.MaxUnavailable
-	}
+	s.d.MaxSurge, s.d.MaxUnavailable = storedFenceposts(d)
 	if err := s.readReplicaSets(); err != nil {
 		return nil, err
 	}
@@ -77,6 +76,26 @@ func newSim(in Input, tmpl *corev1.PodTemplateSpec, neverReady bool) (*sim, erro
 	s.view = view
 	s.budgets = s.readBudgets()
 	return s, nil
+}
+
+// storedFenceposts are maxSurge and maxUnavailable as the API server
+// stores them: a file written by hand may leave out what it defaults
+// (25% each for RollingUpdate).
+func storedFenceposts(d *appsv1.Deployment) (surge, unavailable *intstr.IntOrString) {
+	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+		return nil, nil
+	}
+	def := intstr.FromString("25%")
+	surge, unavailable = &def, &def
+	if ru := d.Spec.Strategy.RollingUpdate; ru != nil {
+		if ru.MaxSurge != nil {
+			surge = ru.MaxSurge
+		}
+		if ru.MaxUnavailable != nil {
+			unavailable = ru.MaxUnavailable
+		}
+	}
+	return surge, unavailable
 }
 
 // readReplicaSets: the ReplicaSets the Deployment controls and their
