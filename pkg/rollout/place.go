@@ -30,6 +30,8 @@ func (s *sim) place(m *member) {
 	default:
 		m.fitError, m.candidates = "", pl.Feasible
 		s.certain = false
+		s.warnings = append(s.warnings, "the filters pass on several nodes for the new pods and the scheduler's scoring (not modelled) picks one: "+
+			"where they go, and so the old pods' ranks (R5, related pods on the node) in later deletions, are undetermined")
 	}
 }
 

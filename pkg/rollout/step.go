@@ -76,6 +76,9 @@ func (s *sim) deletePods(rs string, n int, st *stepRun) {
 		cands = append(cands, engine.FromPod(m.pod))
 	}
 	res := engine.Predict(engine.Input{Candidates: cands, Related: s.related(), Delete: n, Now: s.in.Now, Rules: s.in.Rules, Seed: 1})
+	if s.unboundNew() {
+		st.out.Certain = false // a new pod's node would change the ranks
+	}
 	if !res.Certain {
 		st.out.Certain = false
 		s.certain = false
@@ -195,4 +198,16 @@ func (s *sim) done() bool {
 		}
 	}
 	return true
+}
+
+// unboundNew: some new pod's node is left to the scheduler's scoring.
+func (s *sim) unboundNew() bool {
+	for _, ms := range s.pods {
+		for _, m := range ms {
+			if len(m.candidates) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
