@@ -8,6 +8,7 @@ import (
 
 	"github.com/scale-preview/scale-preview/pkg/deployment"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
+	"github.com/scale-preview/scale-preview/pkg/workload"
 )
 
 // Predict runs the Deployment's rollout for the change: step by step, and
@@ -68,6 +69,7 @@ func (s *sim) run(res *Result) {
 			for _, m := range waiting {
 				makeAvailable(m, s.in.Now)
 			}
+			s.oneByOne = len(waiting) > 1
 		}
 		s.finishTerminations()
 	}
@@ -78,7 +80,7 @@ func (s *sim) run(res *Result) {
 func (s *sim) verdict(res *Result) {
 	r := &res.Rollout
 	res.Certain = s.certain
-	res.Warnings = append(res.Warnings, s.warnings...)
+	res.Warnings = workload.Dedupe(append(res.Warnings, s.warnings...))
 	switch {
 	case len(r.Steps) == 0 && s.done():
 		r.Outcome, r.Reason = prediction.RolloutNotStarted, "nothing changes: the new template is the one already rolled out"

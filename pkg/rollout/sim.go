@@ -53,6 +53,7 @@ type sim struct {
 	view       *scheduling.View
 	created    int
 	neverReady bool // the bad release: no new pod becomes available
+	oneByOne   bool // several new pods became available: the controller may see them one at a time
 	certain    bool
 	warnings   []string
 	budgets    []*budget

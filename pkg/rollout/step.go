@@ -69,38 +69,33 @@ func (s *sim) reconcilePods(st *stepRun) {
 }
 
 // deletePods is the ReplicaSet controller's scale-down of rs by n: its
-// active pods ranked against the related pods of every ReplicaSet.
+// active pods ranked against the related pods of every ReplicaSet. After
+// new pods became available (s.oneByOne) the controller may see them one
+// at a time and delete one pod per sync, each re-ranked; where that picks
+// other pods than one sort of all n, timing decides and the step is
+// uncertain (the one-at-a-time picks are shown, readiness events being
+// separate).
 func (s *sim) deletePods(rs string, n int, st *stepRun) {
-	var cands []engine.Pod
-	for _, m := range s.pods[rs] {
-		cands = append(cands, engine.FromPod(m.pod))
-	}
-	res := engine.Predict(engine.Input{Candidates: cands, Related: s.related(), Delete: n, Now: s.in.Now, Rules: s.in.Rules, Seed: 1})
-	if s.unboundNew() {
-		st.out.Certain = false // a new pod's node would change the ranks
-	}
-	if !res.Certain {
-		st.out.Certain = false
-		s.certain = false
-		for _, g := range res.Contenders {
-			s.warnings = append(s.warnings, fmt.Sprintf("%s deletes %d of %s: %s", rs, g.Delete, strings.Join(g.Pods, ", "), g.Reason))
+	picks := s.rank(rs, n, nil, st)
+	if s.oneByOne && n > 1 {
+		var seq []pick
+		gone := map[string]bool{}
+		for range n {
+			p := s.rank(rs, 1, gone, st)
+			seq = append(seq, p...)
+			gone[p[0].name] = true
 		}
+		if !samePicks(picks, seq) {
+			st.out.Certain, s.certain = false, false
+			s.warnings = append(s.warnings, fmt.Sprintf("%s: if the new pods become available together, %s go; if one at a time, %s (shown): timing decides", rs, pickNames(picks), pickNames(seq)))
+		}
+		picks = seq
 	}
 	gone := map[string]bool{}
-	for _, pl := range res.Order {
-		if !pl.Delete {
-			continue
-		}
-		gone[pl.Pod.Name] = true
-		st.out.Deleted = append(st.out.Deleted, pl.Pod.Namespace+"/"+pl.Pod.Name)
-		why := "every pod of the ReplicaSet goes"
-		if pl.Boundary != nil {
-			why = workload.Explain(pl.Pod.Name, pl.BoundaryPod.Name, *pl.Boundary)
-		}
-		if !pl.Certain {
-			why += fmt.Sprintf(" (chance %.0f%%)", 100*pl.Probability)
-		}
-		st.out.Why = append(st.out.Why, why)
+	for _, p := range picks {
+		gone[p.name] = true
+		st.out.Deleted = append(st.out.Deleted, s.in.Deployment.Namespace+"/"+p.name)
+		st.out.Why = append(st.out.Why, p.why)
 	}
 	var keep []*member
 	for _, m := range s.pods[rs] {
@@ -113,14 +108,66 @@ func (s *sim) deletePods(rs string, n int, st *stepRun) {
 	s.pods[rs] = keep
 }
 
+// pick is one pod the ranking deletes and why.
+type pick struct{ name, why string }
+
+// rank is one sort of rs's pods (but those gone): the n it deletes.
+func (s *sim) rank(rs string, n int, gone map[string]bool, st *stepRun) []pick {
+	var cands []engine.Pod
+	for _, m := range s.pods[rs] {
+		if !gone[m.pod.Name] {
+			cands = append(cands, engine.FromPod(m.pod))
+		}
+	}
+	res := engine.Predict(engine.Input{Candidates: cands, Related: s.related(gone), Delete: n, Now: s.in.Now, Rules: s.in.Rules, Seed: 1})
+	if s.unboundNew() {
+		st.out.Certain = false // a new pod's node would change the ranks
+	}
+	if !res.Certain {
+		st.out.Certain, s.certain = false, false
+		for _, g := range res.Contenders {
+			s.warnings = append(s.warnings, fmt.Sprintf("%s deletes %d of %s: %s", rs, g.Delete, strings.Join(g.Pods, ", "), g.Reason))
+		}
+	}
+	var out []pick
+	for _, pl := range res.Order {
+		if !pl.Delete {
+			continue
+		}
+		why := "every pod of the ReplicaSet goes"
+		if pl.Boundary != nil {
+			why = workload.Explain(pl.Pod.Name, pl.BoundaryPod.Name, *pl.Boundary)
+		}
+		if !pl.Certain {
+			why += fmt.Sprintf(" (chance %.0f%%)", 100*pl.Probability)
+		}
+		out = append(out, pick{pl.Pod.Name, why})
+	}
+	return out
+}
+
+func samePicks(a, b []pick) bool {
+	return slices.Equal(slices.Sorted(slices.Values(pickNamesList(a))), slices.Sorted(slices.Values(pickNamesList(b))))
+}
+
+func pickNamesList(ps []pick) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.name)
+	}
+	return out
+}
+
+func pickNames(ps []pick) string { return strings.Join(pickNamesList(ps), ", ") }
+
 // related counts the active pods of every ReplicaSet of the Deployment per
 // node (getIndirectlyRelatedPods); a new pod with no determined node
 // counts nowhere.
-func (s *sim) related() map[string]int {
+func (s *sim) related(gone map[string]bool) map[string]int {
 	out := map[string]int{}
 	for _, ms := range s.pods {
 		for _, m := range ms {
-			if n := m.pod.Spec.NodeName; n != "" {
+			if n := m.pod.Spec.NodeName; n != "" && !gone[m.pod.Name] {
 				out[n]++
 			}
 		}
