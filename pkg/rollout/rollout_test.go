@@ -181,3 +181,59 @@ func TestBadInput(t *testing.T) {
 		t.Fatal("missing ReplicaSet accepted")
 	}
 }
+
+func podQuota(hard, used string, status bool) *corev1.ResourceQuota {
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "ns"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse(hard)}}}
+	if status {
+		q.Status = corev1.ResourceQuotaStatus{Hard: q.Spec.Hard, Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse(used)}}
+	}
+	return q
+}
+
+// A pods quota at its limit: the surge pod is a FailedCreate; with
+// maxUnavailable 0 nothing frees quota and the rollout stalls.
+func TestQuotaStalls(t *testing.T) {
+	in := fixture(3, "1", "0", node("n1", "10"))
+	in.Quotas = []*corev1.ResourceQuota{podQuota("3", "3", true)}
+	res, err := Predict(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Rollout
+	if r.Outcome != prediction.RolloutStalls || !strings.Contains(r.Reason, "exceeded quota: q") || len(r.Remaining) != 3 {
+		t.Fatalf("%s: %s %v", r.Outcome, r.Reason, r.Remaining)
+	}
+}
+
+// With maxUnavailable 1, each deleted old pod frees its quota once gone
+// (terminating pods stay charged until then): the rollout completes, one
+// pod at a time.
+func TestQuotaSlows(t *testing.T) {
+	in := fixture(3, "1", "1", node("n1", "10"))
+	in.Quotas = []*corev1.ResourceQuota{podQuota("3", "3", true)}
+	res, err := Predict(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Rollout
+	if r.Outcome != prediction.RolloutCompletes || len(res.Victims) != 3 {
+		t.Fatalf("%s: %s", r.Outcome, r.Reason)
+	}
+	if c := r.Steps[0].Created; len(c) != 1 || !strings.Contains(c[0].Reason, "FailedCreate") {
+		t.Fatalf("step 1 created %+v", c)
+	}
+}
+
+// A quota without status is counted from the pods, and the answer is uncertain.
+func TestQuotaWithoutStatus(t *testing.T) {
+	in := fixture(3, "1", "0", node("n1", "10"))
+	in.Quotas = []*corev1.ResourceQuota{podQuota("3", "", false)}
+	res, err := Predict(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Certain || res.Rollout.Outcome != prediction.RolloutStalls {
+		t.Fatalf("%+v %v", res.Rollout.Outcome, res.Certain)
+	}
+}

@@ -57,6 +57,9 @@ type sim struct {
 	certain    bool
 	warnings   []string
 	budgets    []*budget
+	quotas     []*quota
+	// quotaBlocked: the last FailedCreate's message ("" when none).
+	quotaBlocked string
 }
 
 // newSim reads the Deployment's ReplicaSets and pods as the controllers do.
@@ -76,6 +79,7 @@ func newSim(in Input, tmpl *corev1.PodTemplateSpec, neverReady bool) (*sim, erro
 	}
 	s.view = view
 	s.budgets = s.readBudgets()
+	s.quotas = s.readQuotas()
 	return s, nil
 }
 

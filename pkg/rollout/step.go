@@ -57,14 +57,30 @@ func (s *sim) reconcilePods(st *stepRun) {
 			s.deletePods(r.Name, int(have-r.Replicas), st)
 			st.changed = true
 		case have < r.Replicas && r.New:
-			for range r.Replicas - have {
-				m := s.createPod(r.Name)
-				s.pods[r.Name] = append(s.pods[r.Name], m)
-				s.place(m)
-				st.out.Created = append(st.out.Created, created(m))
-			}
-			st.changed = true
+			s.createPods(r.Name, int(r.Replicas-have), st)
 		}
+	}
+}
+
+// createPods is the ReplicaSet controller's creation of n pods; the quota
+// admission may refuse one (FailedCreate), and then the rest of the burst
+// (the controller's slow start stops at the first error).
+func (s *sim) createPods(rs string, n int, st *stepRun) {
+	for range n {
+		m := s.createPod(rs)
+		if msg := s.admit(m.pod); msg != "" {
+			s.created--
+			if s.quotaBlocked != msg || len(st.out.Created) == 0 {
+				st.out.Created = append(st.out.Created, prediction.RolloutCreate{Reason: msg})
+			}
+			s.quotaBlocked = msg
+			return
+		}
+		s.quotaBlocked = ""
+		s.pods[rs] = append(s.pods[rs], m)
+		s.place(m)
+		st.out.Created = append(st.out.Created, created(m))
+		st.changed = true
 	}
 }
 
