@@ -86,24 +86,18 @@ func (s *sim) createPods(rs string, n int, st *stepRun) {
 
 // deletePods is the ReplicaSet controller's scale-down of rs by n: its
 // active pods ranked against the related pods of every ReplicaSet. After
-// new pods became available (s.oneByOne) the controller may see them one
-// at a time and delete one pod per sync, each re-ranked; where that picks
-// other pods than one sort of all n, timing decides and the step is
-// uncertain (the one-at-a-time picks are shown, readiness events being
-// separate).
+// several new pods became available (s.oneByOne) the controller sees them
+// in groups that timing decides, and deletes each group's share after one
+// sort of what is left; where the groupings delete other pods (the ranks
+// move as pods go), the step is uncertain. The one-at-a-time picks are
+// shown, readiness events being separate.
 func (s *sim) deletePods(rs string, n int, st *stepRun) {
 	picks := s.rank(rs, n, nil, st)
 	if s.oneByOne && n > 1 {
-		var seq []pick
-		gone := map[string]bool{}
-		for range n {
-			p := s.rank(rs, 1, gone, st)
-			seq = append(seq, p...)
-			gone[p[0].name] = true
-		}
-		if !samePicks(picks, seq) {
+		seq := s.sequential(rs, n, st)
+		if sets := s.groupings(rs, n, st); sets > 1 || !samePicks(picks, seq) {
 			st.out.Certain, s.certain = false, false
-			s.warnings = append(s.warnings, fmt.Sprintf("%s: if the new pods become available together, %s go; if one at a time, %s (shown): timing decides", rs, pickNames(picks), pickNames(seq)))
+			s.warnings = append(s.warnings, fmt.Sprintf("%s: which %d pods go depends on how the new pods' readiness reaches the controller (together: %s; one at a time: %s, shown)", rs, n, pickNames(picks), pickNames(seq)))
 		}
 		picks = seq
 	}
@@ -122,6 +116,61 @@ func (s *sim) deletePods(rs string, n int, st *stepRun) {
 		}
 	}
 	s.pods[rs] = keep
+}
+
+// sequential: one pod per sync, each re-ranked.
+func (s *sim) sequential(rs string, n int, st *stepRun) []pick {
+	var seq []pick
+	gone := map[string]bool{}
+	for range n {
+		p := s.rank(rs, 1, gone, st)
+		seq = append(seq, p...)
+		gone[p[0].name] = true
+	}
+	return seq
+}
+
+// maxGrouped is the largest share whose every grouping is tried (2^(n-1)
+// of them); above it, differing ranks alone make the step uncertain.
+const maxGrouped = 8
+
+// groupings counts the distinct sets of pods the n deletions take over
+// every way of splitting them into successive sorts.
+func (s *sim) groupings(rs string, n int, st *stepRun) int {
+	if n > maxGrouped {
+		if s.ranksDiffer(rs) {
+			return 2
+		}
+		return 1
+	}
+	sets := map[string]bool{}
+	var walk func(left int, gone map[string]bool)
+	walk = func(left int, gone map[string]bool) {
+		if left == 0 {
+			sets[strings.Join(slices.Sorted(maps.Keys(gone)), ",")] = true
+			return
+		}
+		for g := 1; g <= left; g++ {
+			next := maps.Clone(gone)
+			for _, p := range s.rank(rs, g, gone, st) {
+				next[p.name] = true
+			}
+			walk(left-g, next)
+		}
+	}
+	walk(n, map[string]bool{})
+	return len(sets)
+}
+
+// ranksDiffer: rs's pods do not all share one rank (related pods on the
+// node), so deletions move the order.
+func (s *sim) ranksDiffer(rs string) bool {
+	rel := s.related(nil)
+	ranks := map[int]bool{}
+	for _, m := range s.pods[rs] {
+		ranks[rel[m.pod.Spec.NodeName]] = true
+	}
+	return len(ranks) > 1
 }
 
 // pick is one pod the ranking deletes and why.
