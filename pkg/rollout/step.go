@@ -93,7 +93,11 @@ func (s *sim) createPods(rs string, n int, st *stepRun) {
 // shown, readiness events being separate.
 func (s *sim) deletePods(rs string, n int, st *stepRun) {
 	picks := s.rank(rs, n, nil, st)
-	if s.oneByOne && n > 1 {
+	if s.oneByOne && n > maxSequential && s.ranksDiffer(rs) {
+		st.out.Certain, s.certain = false, false
+		s.warnings = append(s.warnings, fmt.Sprintf("%s: which %d pods go depends on how the new pods' readiness reaches the controller (shown: all together)", rs, n))
+	}
+	if s.oneByOne && n > 1 && n <= maxSequential {
 		seq := s.sequential(rs, n, st)
 		if sets := s.groupings(rs, n, st); sets > 1 || !samePicks(picks, seq) {
 			st.out.Certain, s.certain = false, false
@@ -129,6 +133,10 @@ func (s *sim) sequential(rs string, n int, st *stepRun) []pick {
 	}
 	return seq
 }
+
+// maxSequential is the largest share re-ranked one pod at a time (n sorts
+// of the ReplicaSet); above it one sort is shown, uncertain where ranks differ.
+const maxSequential = 64
 
 // maxGrouped is the largest share whose every grouping is tried (2^(n-1)
 // of them); above it, differing ranks alone make the step uncertain.
