@@ -237,3 +237,60 @@ func TestQuotaWithoutStatus(t *testing.T) {
 		t.Fatalf("%+v %v", res.Rollout.Outcome, res.Certain)
 	}
 }
+
+// Paused: nothing starts; --resume then rolls the template already set.
+func TestPausedAndResume(t *testing.T) {
+	in := fixture(2, "1", "0", node("n1", "10"))
+	in.Deployment.Spec.Paused = true
+	in.Change = Change{Kind: ChangeImage, Images: map[string]string{"*": "v2"}}
+	res, err := Predict(in)
+	if err != nil || res.Rollout.Outcome != prediction.RolloutNotStarted || !strings.Contains(res.Rollout.Unblock, "resume") {
+		t.Fatalf("%v %+v", err, res)
+	}
+	in.Change = Change{Kind: ChangeRestart}
+	if _, err := Predict(in); err == nil {
+		t.Fatal("restart of a paused Deployment accepted (kubectl refuses it)")
+	}
+	// Resume with the template unchanged: nothing to roll out.
+	in.Change = Change{Kind: ChangeResume}
+	res, err = Predict(in)
+	if err != nil || res.Rollout.Outcome != prediction.RolloutNotStarted {
+		t.Fatalf("%v %+v", err, res.Rollout)
+	}
+	// Resume after set image while paused: the whole rollout.
+	in.Deployment.Spec.Template = *in.Deployment.Spec.Template.DeepCopy() // the fixture shares the containers
+	in.Deployment.Spec.Template.Spec.Containers[0].Image = "v2"
+	res, err = Predict(in)
+	if err != nil || res.Rollout.Outcome != prediction.RolloutCompletes || len(res.Victims) != 2 {
+		t.Fatalf("%v %+v", err, res.Rollout)
+	}
+}
+
+// Mid-rollout (rollover): an image back to the old ReplicaSet's template
+// makes that ReplicaSet the new one again; the half-rolled one is old.
+func TestRollover(t *testing.T) {
+	in := fixture(2, "1", "0", node("n1", "10"))
+	mid := in.ReplicaSets[0].DeepCopy()
+	mid.Name, mid.UID = "web-2", "rs2-uid"
+	mid.CreationTimestamp = metav1.NewTime(now.Add(-time.Minute))
+	mid.Spec.Template.Spec.Containers[0].Image = "v2"
+	one := int32(1)
+	mid.Spec.Replicas = &one
+	in.ReplicaSets = append(in.ReplicaSets, mid)
+	in.Deployment.Spec.Template = mid.Spec.Template
+	p := in.Pods[0].DeepCopy()
+	p.Name, p.UID = "web-2-p0", "u-mid"
+	p.OwnerReferences[0].Name, p.OwnerReferences[0].UID = "web-2", "rs2-uid"
+	in.Pods = append(in.Pods, p)
+	one1 := int32(1)
+	in.ReplicaSets[0].Spec.Replicas = &one1
+	in.Pods = append(in.Pods[:1], in.Pods[2:]...) // web-1 has one pod left
+	in.Change = Change{Kind: ChangeImage, Images: map[string]string{"app": "v1"}}
+	res, err := Predict(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rollout.Outcome != prediction.RolloutCompletes || fmt.Sprint(res.Victims) != "[ns/web-2-p0]" {
+		t.Fatalf("%s %v %+v", res.Rollout.Outcome, res.Victims, res.Rollout.Steps)
+	}
+}
