@@ -135,7 +135,7 @@ func rolloutMessage(r prediction.Rollout, victims int) string {
 	case prediction.RolloutCompletes:
 		return fmt.Sprintf("the rollout completes in %d step(s); %d old pod(s) deleted", len(r.Steps), victims)
 	case prediction.RolloutStalls:
-		return fmt.Sprintf("the rollout stalls at step %d; %d old pod(s) deleted, %d left", len(r.Steps), victims, len(r.Remaining))
+		return fmt.Sprintf("the rollout stalls at step %d; %d old pod(s) deleted, %d left", max(len(r.Steps), 1), victims, len(r.Remaining))
 	}
 	return "the rollout does not start: " + r.Reason
 }
