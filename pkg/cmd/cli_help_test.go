@@ -91,8 +91,8 @@ func TestHelpListsDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	list := out.String()
-	if !regexp.MustCompile(`(?s)  pod .*  drain +What kubectl drain does to nodes[^\n]*\n +kubectl scale-preview drain node-1 node-2 --ignore-daemonsets\n  outage `).MatchString(list) {
-		t.Errorf("--help does not list drain between pod and outage:\n%s", list)
+	if !regexp.MustCompile(`(?s)  pod .*  drain +What kubectl drain does to nodes[^\n]*\n +kubectl scale-preview drain node-1 node-2 --ignore-daemonsets\n  rollout .*  outage .*  desired `).MatchString(list) {
+		t.Errorf("--help does not list drain, rollout and outage between pod and desired:\n%s", list)
 	}
 	out.Reset()
 	c.SetArgs([]string{"drain", "--help"})

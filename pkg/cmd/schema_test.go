@@ -47,6 +47,7 @@ func TestOutputMatchesSchema(t *testing.T) {
 		{"drain-disable-eviction", false, "", []string{"drain", "node-1", "node-2", "--ignore-daemonsets", "--disable-eviction", "-f", "../../examples/drain.yaml", "--now", liveNowFlag}},
 		{"outage", false, "", []string{"outage", "--zone", "zone-a", "-f", "../../examples/outage.yaml", "-n", "shop", "--now", liveNowFlag}},
 		{"outage-all-zones", false, "", []string{"outage", "-l", "kubernetes.io/hostname", "-f", "../../examples/outage.yaml", "-n", "shop", "--now", liveNowFlag}},
+		{"rollout-deployment", false, "", rolloutArgs()},
 		{"statefulset-parallel", false, stsFile("Parallel", 2, "Retain", "2", "3", "4"), []string{"-f", "-", "sts/web", "--replicas=1", "--now", liveNowFlag}},
 	}
 	for _, tc := range cases {

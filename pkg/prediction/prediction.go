@@ -68,6 +68,8 @@ type Prediction struct {
 	Drain *Drain `json:"drain,omitempty"`
 	// Outage is set when the command is outage NODE... (outage.go).
 	Outage *Outage `json:"outage,omitempty"`
+	// Rollout is set when the command is rollout TYPE/NAME (rollout.go).
+	Rollout *Rollout `json:"rollout,omitempty"`
 
 	Warnings []string `json:"warnings"`
 	// Incomplete says why the input may not show the whole workload at one
