@@ -136,3 +136,35 @@ func replicas(p *int32) int32 {
 	}
 	return *p
 }
+
+// Finished: the pod succeeded or failed; no controller counts it as active.
+func Finished(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// ActiveWanted is how an owner answers a pod that leaves: a ReplicaSet or
+// ReplicationController keeps want active pods (spec.replicas, counted
+// true); for any other kind replaces says whether it makes a new pod
+// (a Job unless it finished; the rest are their callers' to judge).
+func ActiveWanted(owner metav1.Object) (want int32, counted, replaces bool) {
+	switch o := owner.(type) {
+	case *appsv1.ReplicaSet:
+		return replicasOr1(o.Spec.Replicas), true, true
+	case *corev1.ReplicationController:
+		return replicasOr1(o.Spec.Replicas), true, true
+	case *batchv1.Job:
+		for _, c := range o.Status.Conditions {
+			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+				return 0, false, false
+			}
+		}
+	}
+	return 0, false, true
+}
+
+func replicasOr1(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}
