@@ -31,7 +31,6 @@ func (s *state) remove(p *podState) {
 	}
 }
 
-
 // replace creates the owner's new pod for old, if its owner makes one.
 func (s *state) replace(old *podState) {
 	ref := metav1.GetControllerOfNoCopy(old.pod)
@@ -91,7 +90,6 @@ func (s *state) wantsMore(owner metav1.Object, ref *metav1.OwnerReference) bool 
 	}
 	return active < want
 }
-
 
 // readiness guesses whether a new pod of the owner becomes Ready: yes
 // when every other live pod of the owner is Ready, no when none is; mixed

@@ -53,7 +53,6 @@ func (s *sim) stuck(pr PodResult, why string) PodResult {
 	return pr
 }
 
-
 // waitsForFailed: the Job keeps podReplacementPolicy Failed (set, or
 // defaulted so by a podFailurePolicy) and the API server keeps the field.
 func (s *sim) waitsForFailed(p *corev1.Pod, ref *metav1.OwnerReference) bool {
@@ -177,7 +176,6 @@ func (f *follower) wantsMore(p *corev1.Pod, ref *metav1.OwnerReference, owner me
 	f.active[owner.GetUID()] = n
 	return more
 }
-
 
 // newPod is the replacement as its controller creates it, Pending.
 func newPod(old *corev1.Pod, tmpl corev1.PodTemplateSpec, n int) *corev1.Pod {
