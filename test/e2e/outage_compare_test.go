@@ -28,6 +28,7 @@ type outagePrediction struct {
 		Zones []struct {
 			Zone  string `json:"zone"`
 			State string `json:"state"`
+			Nodes int    `json:"nodes"`
 		} `json:"zones"`
 		Pods []struct {
 			Pod        string    `json:"pod"`
@@ -210,9 +211,15 @@ func outageMatchSets(sets, got []string) string {
 
 // compareOutageZones compares each zone's final state: the last one the
 // controller logged after the failure (Normal when none), or
-// FullDisruption everywhere once it entered master disruption mode.
+// FullDisruption everywhere once it entered master disruption mode. A zone
+// of excluded nodes only has no state there (handleDisruption drops it
+// every pass): not compared.
 func compareOutageZones(v *outageVerdict, p *outagePrediction, o *outageObserved) {
 	for _, z := range p.Outage.Zones {
+		if z.Nodes == 0 {
+			v.undetermined++
+			continue
+		}
 		got := o.zones[z.Zone]
 		switch {
 		case o.allDown:
