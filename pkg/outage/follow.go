@@ -134,11 +134,11 @@ func (f *follower) replace(pr *PodResult, p *corev1.Pod, ref *metav1.OwnerRefere
 		return
 	case !ok && !disruption.ModelledKind(ref):
 		pr.Certain = false
-		s.doubt(fmt.Sprintf("pod %s: its owner %s is not a kind the plugin models: whether it is replaced is unknown", pr.Pod, pr.Owner))
+		s.doubt(fmt.Sprintf("the owner %s of pods on the failed nodes is not a kind the plugin models: whether they are replaced is unknown", pr.Owner))
 		return
 	case !ok:
 		r.Certain, pr.Certain = false, false
-		s.doubt(fmt.Sprintf("the owner %s of pod %s is not in the snapshot: assumed it replaces the pod with the same spec", pr.Owner, pr.Pod))
+		s.doubt(fmt.Sprintf("the owner %s of pods on the failed nodes is not in the snapshot: assumed it replaces them with the same spec", pr.Owner))
 		tmpl = corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}
 	case !f.wantsMore(p, ref, owner):
 		pr.Reason = appendReason(pr.Reason, fmt.Sprintf("%s already has the pods it wants: no replacement", pr.Owner))
@@ -228,7 +228,7 @@ func (f *follower) place(r *Replacement, pod *corev1.Pod, owner types.UID) {
 		}
 		f.view = v
 	}
-	pl, err := f.view.Place(pod)
+	pl, err := f.view.PlaceTemplate(pod, string(owner))
 	if err != nil {
 		r.Certain, r.Reason = false, err.Error()
 		f.s.doubt(fmt.Sprintf("the replacement of %s: %v", r.For, err))
@@ -236,7 +236,7 @@ func (f *follower) place(r *Replacement, pod *corev1.Pod, owner types.UID) {
 	}
 	for _, u := range pl.Unmodelled {
 		r.Certain = false
-		f.s.doubt(fmt.Sprintf("the replacement of %s: %s", r.For, u))
+		f.s.doubt(fmt.Sprintf("replacements of %s: %s", r.Owner, u))
 	}
 	r.Candidates = pl.Feasible
 	if len(pl.Feasible) == 0 {

@@ -58,6 +58,10 @@ func (s *sim) markNodes() {
 	zones := buildZones(s.in.Nodes, s.failed)
 	allFull := allFullyDisrupted(zones, set)
 	det := Detection(set)
+	if allFull && len(s.in.Failed) > 0 {
+		s.doubt("every zone is fully disrupted once the failed nodes are marked: the controller removes the NoExecute taints and stops tainting, " +
+			"but a taint it sets during the pass that finds every zone down stays (that pass removes what its node list, read at its start, shows): the pods of such a node are deleted after all")
+	}
 	for _, z := range zones {
 		zr, t := z.plan(set, det, allFull)
 		s.res.Zones = append(s.res.Zones, zr)
@@ -126,7 +130,14 @@ func (s *sim) fate(p *corev1.Pod, v verdict, t timing) PodResult {
 		return pr
 	case t.tainted == nil:
 		pr.Fate, pr.Reason, pr.Certain = FateStays, "its node is never tainted: "+t.reason, t.certain || t.transient
-		if t.exposed != nil && v.delay < t.exposed.Max-t.exposed.Min {
+		switch {
+		case t.transient && t.exposed != nil:
+			// handleDisruption removes the taints its node list (read at the
+			// pass's start) shows: one set during that pass stays.
+			pr.Certain = false
+			pr.Reason = fmt.Sprintf("stays unless its node is tainted during the pass that finds every zone down (the controller then removes only the taints it had read): deleted from T+%ss then (%s)",
+				secs(t.exposed.Min+v.delay), t.reason)
+		case t.exposed != nil:
 			w := t.exposed.Add(v.delay)
 			pr.Certain = false
 			pr.Reason = fmt.Sprintf("stays unless its node is tainted early: deleted at T+%s..%ss then (%s)", secs(w.Min), secs(w.Max), t.reason)

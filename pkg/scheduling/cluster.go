@@ -72,7 +72,12 @@ func NewCluster(in Input) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return v.cluster(in.Pod)
+	c, err := v.cluster(in.Pod)
+	if err != nil {
+		return nil, err
+	}
+	v.staticFilters(in.Pod, c, "")
+	return c, nil
 }
 
 // orderNodes is the scheduler cache's node tree order: zones (region and

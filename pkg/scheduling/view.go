@@ -30,6 +30,9 @@ type View struct {
 	// placement checks them.
 	anti    []*PodInfo
 	scratch corev1.ResourceList
+	// statics: per template key (PlaceTemplate), each node's static
+	// filter verdict, in node order: the nodes never change in a view.
+	statics map[string][]string
 }
 
 // NewView builds the cache over nodes and pods (bound ones, and pending
@@ -132,11 +135,40 @@ func (v *View) Clone() *View {
 
 // Place runs the filters for pod on every node of the view.
 func (v *View) Place(pod *corev1.Pod) (Placement, error) {
+	return v.PlaceTemplate(pod, "")
+}
+
+// PlaceTemplate is Place for a pod whose node name, node affinity and
+// tolerations are those of every pod the caller gives the same key (the
+// replacements of one owner): the static filters run once per key.
+func (v *View) PlaceTemplate(pod *corev1.Pod, key string) (Placement, error) {
 	c, err := v.cluster(pod)
 	if err != nil {
 		return Placement{}, err
 	}
+	v.staticFilters(pod, c, key)
 	return c.place(), nil
+}
+
+// staticFilters sets each node's verdict of the filters that need no pods.
+func (v *View) staticFilters(pod *corev1.Pod, c *Cluster, key string) {
+	if cached, ok := v.statics[key]; ok && key != "" {
+		for i, n := range v.nodes {
+			n.static = cached[i]
+		}
+		return
+	}
+	out := make([]string, len(v.nodes))
+	for i, n := range v.nodes {
+		n.static = staticFailure(pod, n.Node, c.preAff)
+		out[i] = n.static
+	}
+	if key != "" {
+		if v.statics == nil {
+			v.statics = map[string][]string{}
+		}
+		v.statics[key] = out
+	}
 }
 
 // cluster is the view with pod's PreFilter state: the filters that need
@@ -154,7 +186,6 @@ func (v *View) cluster(pod *corev1.Pod) (*Cluster, error) {
 	}
 	c.resolveTerms()
 	for _, n := range v.nodes {
-		n.static = staticFailure(pod, n.Node, c.preAff)
 		n.Nominated = n.Nominated[:0]
 	}
 	if err := v.nominate(c); err != nil {
