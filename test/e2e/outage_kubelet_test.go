@@ -155,8 +155,9 @@ func (ok *outageKubelet) heartbeat(ctx context.Context, n *corev1.Node, ready bo
 			conds = append(conds, c)
 		}
 	}
-	n.Status.Conditions = append(conds, corev1.NodeCondition{Type: corev1.NodeReady, Status: want, Reason: reason,
+	conds = append(conds, corev1.NodeCondition{Type: corev1.NodeReady, Status: want, Reason: reason,
 		LastHeartbeatTime: now, LastTransitionTime: now})
+	n.Status.Conditions = conds
 	if _, err := ok.c.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err == nil {
 		ok.mu.Lock()
 		ok.status[n.Name] = now.Time

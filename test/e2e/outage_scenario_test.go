@@ -56,9 +56,14 @@ func (s *outageScenario) String() string {
 			fmt.Fprintf(&b, " %s:%v", z, zones[z])
 		}
 	}
+	// The drain's description after its node list and before its drain.
 	d := s.drainScenario.String()
-	d = d[strings.Index(d, ";"):]
-	d = d[:strings.LastIndex(d, "; drain")]
+	if i := strings.Index(d, ";"); i >= 0 {
+		d = d[i:]
+	}
+	if i := strings.LastIndex(d, "; drain"); i >= 0 {
+		d = d[:i]
+	}
 	for _, w := range s.workloads {
 		if len(w.tolerations) > 0 {
 			d = strings.Replace(d, w.kind+" "+w.name+" ", fmt.Sprintf("%s %s tol=%s ", w.kind, w.name, outageTolString(w.tolerations)), 1)
