@@ -120,16 +120,28 @@ type fakeKubelet struct {
 	c      kubernetes.Interface
 	cancel context.CancelFunc
 	done   sync.WaitGroup
+	// nodes, when set, replaces syncNodes; down says which nodes' kubelets
+	// are dead (their pods are left alone). See outage_kubelet_test.go.
+	nodes func(ctx context.Context)
+	down  func(node string) bool
 }
 
 func startFakeKubelet(c kubernetes.Interface) *fakeKubelet {
+	return startFakeKubeletWith(&fakeKubelet{c: c})
+}
+
+func startFakeKubeletWith(k *fakeKubelet) *fakeKubelet {
 	ctx, cancel := context.WithCancel(context.Background())
-	k := &fakeKubelet{c: c, cancel: cancel}
+	k.cancel = cancel
 	k.done.Add(1)
 	go func() {
 		defer k.done.Done()
 		for ctx.Err() == nil {
-			k.syncNodes(ctx)
+			if k.nodes != nil {
+				k.nodes(ctx)
+			} else {
+				k.syncNodes(ctx)
+			}
 			k.syncPods(ctx)
 			select {
 			case <-ctx.Done():
@@ -198,7 +210,7 @@ func (k *fakeKubelet) syncPods(ctx context.Context) {
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.Spec.NodeName == "" {
+		if p.Spec.NodeName == "" || (k.down != nil && k.down(p.Spec.NodeName)) {
 			continue
 		}
 		if p.DeletionTimestamp != nil {
