@@ -122,37 +122,46 @@ func (c *updateComparison) compareBadRelease(p *rolloutPrediction, o *updateObse
 	c.check("ifNewPodsFail.availableMin", f.AvailableMin == o.rec.availableMin, "predicted %d, real %d", f.AvailableMin, o.rec.availableMin)
 }
 
-// compareSteps: each real deletion pass must be the union of one or more
-// consecutive predicted steps' deleted sets (two steps merge when their
-// new pods turn Ready in one kubelet pass), up to the first uncertain step.
+// compareSteps: the real deletion passes and the predicted steps'
+// deleted sets must have a common coarsening, in order: two steps merge
+// when their new pods turn Ready in one kubelet pass, and a pass splits
+// when the API is slow. Compared up to the first uncertain step.
 func (c *updateComparison) compareSteps(p *rolloutPrediction, o *updateObserved) {
 	var steps [][]string
+	cut := false
 	for _, st := range p.Rollout.Steps {
 		if !st.Certain {
 			c.uncertain = append(c.uncertain, "steps")
+			cut = true
 			break
 		}
 		if len(st.Deleted) > 0 {
 			steps = append(steps, st.Deleted)
 		}
 	}
-	i := 0
-	for _, batch := range o.batches {
-		var union []string
-		for i < len(steps) && len(union) < len(batch) {
-			union = append(union, steps[i]...)
+	i, j := 0, 0
+	var real, pred []string
+	for i < len(o.batches) || j < len(steps) {
+		switch {
+		case len(real) <= len(pred) && i < len(o.batches) && (len(real) < len(pred) || len(real) == 0):
+			real = append(real, o.batches[i]...)
 			i++
-		}
-		if i >= len(steps) && len(union) < len(batch) && len(steps) < len(p.Rollout.Steps) {
+		case len(pred) <= len(real) && j < len(steps):
+			pred = append(pred, steps[j]...)
+			j++
+		case cut:
 			return // the rest was uncertain
-		}
-		c.check("step", sameSet(union, batch), "real deletion pass %v, predicted steps give %v (all predicted %v, real passes %v)", batch, union, steps, o.batches)
-		if !sameSet(union, batch) {
+		default:
+			c.check("step", false, "real passes %v, predicted steps %v: %v left over against %v", o.batches, steps, real, pred)
 			return
 		}
-	}
-	if i < len(steps) && p.Certain {
-		c.check("step", false, "predicted steps %v were never taken (real passes %v)", steps[i:], o.batches)
+		if len(real) == len(pred) {
+			c.check("step", sameSet(real, pred), "real passes %v, predicted steps %v: %v against %v", o.batches, steps, real, pred)
+			if !sameSet(real, pred) {
+				return
+			}
+			real, pred = nil, nil
+		}
 	}
 }
 
@@ -311,8 +320,17 @@ func (st *updateStats) String() string {
 	}
 	s := fmt.Sprintf("rollout e2e: %d scenarios (%v), %d predicted; agreed %s; uncertain %v; chances %v; self-checks %d (%d failed); %d mismatches",
 		st.scenarios, st.outcomes, st.predicted, strings.Join(parts, ", "), st.uncertain, st.chances, st.selfChecks, st.selfFailed, len(st.mismatches))
-	if len(st.skipped) > 0 {
-		s += fmt.Sprintf("; comparisons skipped: %s", strings.Join(st.skipped, "; "))
+	skipped := map[string][]string{}
+	var why []string
+	for _, sk := range st.skipped {
+		n, reason, _ := strings.Cut(sk, ": ")
+		if skipped[reason] == nil {
+			why = append(why, reason)
+		}
+		skipped[reason] = append(skipped[reason], n)
+	}
+	for _, reason := range why {
+		s += fmt.Sprintf("; comparison skipped in scenarios %s: %s", strings.Join(skipped[reason], ","), reason)
 	}
 	return s
 }

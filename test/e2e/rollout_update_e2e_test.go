@@ -59,7 +59,7 @@ func updatePicked() []int {
 	if testing.Short() && os.Getenv("E2E_ROLLOUT_UPDATE") == "" {
 		list := os.Getenv("E2E_ROLLOUT_UPDATE_SHORT")
 		if list == "" {
-			list = "0,5,7,8"
+			list = "0,1,4,6,7,8"
 		}
 		for _, f := range strings.Split(list, ",") {
 			if i, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
@@ -80,7 +80,7 @@ func updatePicked() []int {
 func updateQuiet(s *updateScenario) time.Duration {
 	q := 6*time.Second + time.Duration(s.minReadySeconds)*time.Second
 	if s.quota != "" {
-		q = 20 * time.Second
+		q = 60 * time.Second
 	}
 	return q
 }

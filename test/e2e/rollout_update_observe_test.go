@@ -201,27 +201,29 @@ type updateCreated struct {
 	node string // "" never bound
 }
 
-// batchGap separates the controller's deletion passes: one pass deletes
-// within milliseconds, the next waits for a pod to turn Ready (at least
-// drainReadyDelay) or to be gone (a grace period).
-const batchGap = 500 * time.Millisecond
+// A controller's pass deletes at once; the next waits for a pod to turn
+// Ready or to be gone. So a Ready or gone event between two deletions
+// starts a new pass (timing-free: the machine may be loaded).
+func passBreak(what string) bool { return what == "ready" || what == "gone" }
 
 func (r *updateRecorder) observed(complete bool, took time.Duration) *updateObserved {
 	o := &updateObserved{outcome: "stalls", took: took, rec: r}
 	if complete {
 		o.outcome = "completes"
 	}
-	var lastDelete time.Time
+	newPass := true
 	for _, ev := range r.events {
 		st := r.pods[ev.uid]
 		switch {
+		case passBreak(ev.what):
+			newPass = true
 		case ev.what == "delete" && st.old:
 			o.victims = append(o.victims, ev.pod)
-			if len(o.batches) == 0 || ev.at.Sub(lastDelete) > batchGap {
+			if newPass {
 				o.batches = append(o.batches, nil)
+				newPass = false
 			}
 			o.batches[len(o.batches)-1] = append(o.batches[len(o.batches)-1], ev.pod)
-			lastDelete = ev.at
 		case ev.what == "delete":
 			o.newDeleted = append(o.newDeleted, ev.pod)
 		case ev.what == "create":

@@ -63,22 +63,26 @@ func (s *updateScenario) String() string {
 	if len(s.placement) > 0 {
 		fmt.Fprintf(&b, "; on %v", s.placement)
 	}
-	opt := func(cond bool, format string, args ...any) {
+	opt := func(cond bool, format string, args ...func() any) {
 		if cond {
-			fmt.Fprintf(&b, "; "+format, args...)
+			vals := make([]any, len(args))
+			for i, a := range args {
+				vals[i] = a()
+			}
+			fmt.Fprintf(&b, "; "+format, vals...)
 		}
 	}
 	opt(s.recreate, "Recreate")
-	opt(s.surge != nil, "maxSurge=%s", s.surge.String())
-	opt(s.unavail != nil, "maxUnavailable=%s", s.unavail.String())
-	opt(s.minReadySeconds > 0, "minReadySeconds=%d", s.minReadySeconds)
+	opt(s.surge != nil, "maxSurge=%s", func() any { return s.surge.String() })
+	opt(s.unavail != nil, "maxUnavailable=%s", func() any { return s.unavail.String() })
+	opt(s.minReadySeconds > 0, "minReadySeconds=%d", func() any { return s.minReadySeconds })
 	opt(s.midRollout, "mid-rollout (an earlier release never Ready)")
-	opt(s.kind == "StatefulSet", "parallel=%v partition=%d", s.parallel, s.partition)
-	opt(s.stsUnavail != nil, "sts maxUnavailable=%s", s.stsUnavail.String())
-	opt(s.unhealthy >= 0, "old pod #%d never Ready", s.unhealthy)
-	opt(s.tightDSNode != "", "no room for a surge pod on %s", s.tightDSNode)
-	opt(s.pdb != nil, "PDB %s", pdbString(s.pdb))
-	opt(s.quota != "", "ResourceQuota %s at its limit", s.quota)
+	opt(s.kind == "StatefulSet", "parallel=%v partition=%d", func() any { return s.parallel }, func() any { return s.partition })
+	opt(s.stsUnavail != nil, "sts maxUnavailable=%s", func() any { return s.stsUnavail.String() })
+	opt(s.unhealthy >= 0, "old pod #%d never Ready", func() any { return s.unhealthy })
+	opt(s.tightDSNode != "", "no room for a surge pod on %s", func() any { return s.tightDSNode })
+	opt(s.pdb != nil, "PDB %s", func() any { return pdbString(s.pdb) })
+	opt(s.quota != "", "ResourceQuota %s at its limit", func() any { return s.quota })
 	opt(s.newNeverReady, "the new revision never turns Ready")
 	fmt.Fprintf(&b, "; change %s", s.change)
 	return b.String()
