@@ -91,7 +91,7 @@ func TestHelpListsDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	list := out.String()
-	if !regexp.MustCompile(`(?s)  pod .*  drain +What kubectl drain does to nodes[^\n]*\n +kubectl scale-preview drain node-1 node-2 --ignore-daemonsets\n  desired `).MatchString(list) {
+	if !regexp.MustCompile(`(?s)  pod .*  drain +What kubectl drain does to nodes[^\n]*\n +kubectl scale-preview drain node-1 node-2 --ignore-daemonsets\n(?:  rollout [^\n]*\n[^\n]*\n)?  desired `).MatchString(list) {
 		t.Errorf("--help does not list drain between pod and desired:\n%s", list)
 	}
 	out.Reset()

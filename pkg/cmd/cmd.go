@@ -125,6 +125,7 @@ func NewCommand(o *Options) *cobra.Command {
 	}
 	c.CompletionOptions.DisableDefaultCmd = true // kubectl completes plugins through kubectl_complete-scale_preview
 	c.AddCommand(newDrainCommand(o))
+	c.AddCommand(newRolloutCommand(o))
 	setHelp(c)
 	registerCompletions(c, o)
 	return c

@@ -40,7 +40,7 @@ const (
 
 // modeOrder is the order of the root help's list; a mode command added
 // elsewhere (drain) and not named here comes after the known ones.
-var modeOrder = []string{modeScaleIn, modeHPA, modeJob, modeNode, modePod, "drain", modeDesired, modeWatch}
+var modeOrder = []string{modeScaleIn, modeHPA, modeJob, modeNode, modePod, "drain", "rollout", modeDesired, modeWatch}
 
 func (o *Options) scaleInFlags(fl *pflag.FlagSet) {
 	o.addReplicasFlag(fl)

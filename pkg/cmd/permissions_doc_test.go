@@ -43,7 +43,7 @@ func TestPermissionsDoc(t *testing.T) {
 			}
 		}
 	}
-	for _, mode := range []string{"scale-in", "watch", "hpa", "job", "node", "pod", "desired", "drain"} {
+	for _, mode := range []string{"scale-in", "watch", "hpa", "job", "node", "pod", "desired", "drain", "rollout"} {
 		if !slices.Contains(names, "scale-preview-"+mode) {
 			t.Errorf("no ClusterRole scale-preview-%s (have %v)", mode, names)
 		}

@@ -44,6 +44,7 @@ func TestOutputMatchesSchema(t *testing.T) {
 		{"drain", false, "", []string{"drain", "node-1", "node-2", "--ignore-daemonsets", "-f", "../../examples/drain.yaml", "--now", liveNowFlag}},
 		{"drain-refused", false, "", []string{"drain", "-l", "pool=blue", "-f", "../../examples/drain.yaml", "--now", liveNowFlag}},
 		{"drain-disable-eviction", false, "", []string{"drain", "node-1", "node-2", "--ignore-daemonsets", "--disable-eviction", "-f", "../../examples/drain.yaml", "--now", liveNowFlag}},
+		{"rollout-deployment", false, "", rolloutArgs()},
 		{"statefulset-parallel", false, stsFile("Parallel", 2, "Retain", "2", "3", "4"), []string{"-f", "-", "sts/web", "--replicas=1", "--now", liveNowFlag}},
 	}
 	for _, tc := range cases {

@@ -36,6 +36,9 @@ func (p *Prediction) Normalize() {
 		nonNil(&im.Nodes)
 		nonNil(&im.Zones)
 	}
+	if p.Rollout != nil {
+		p.Rollout.normalize()
+	}
 	if p.Drain != nil {
 		p.Drain.normalize()
 	}

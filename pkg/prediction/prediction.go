@@ -66,6 +66,8 @@ type Prediction struct {
 	Preemption    *Preemption `json:"preemption,omitempty"`
 	// Drain is set when the command is drain NODE... (drain.go).
 	Drain *Drain `json:"drain,omitempty"`
+	// Rollout is set when the command is rollout TYPE/NAME (rollout.go).
+	Rollout *Rollout `json:"rollout,omitempty"`
 
 	Warnings []string `json:"warnings"`
 	// Incomplete says why the input may not show the whole workload at one

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/scale-preview/scale-preview/pkg/engine"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 )
@@ -129,3 +131,11 @@ func summary(p *prediction.Prediction, deleting bool) string {
 	}
 	return s
 }
+
+// Explain is the WHY text of one comparison in which a goes before b (a
+// rollout's deletions are ranked by the same controller).
+func Explain(a, b string, d engine.Decision) string { return explain(a, b, d) }
+
+// EqualIgnoreHash is deploymentutil.EqualIgnoreHash: the templates are
+// equal but for the pod-template-hash label (which ReplicaSet is new).
+func EqualIgnoreHash(a, b *corev1.PodTemplateSpec) bool { return equalIgnoreHash(a, b) }

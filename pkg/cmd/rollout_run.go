@@ -1,0 +1,127 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/scale-preview/scale-preview/pkg/prediction"
+	"github.com/scale-preview/scale-preview/pkg/printer"
+	"github.com/scale-preview/scale-preview/pkg/rollout"
+	"github.com/scale-preview/scale-preview/pkg/rules"
+	"github.com/scale-preview/scale-preview/pkg/source"
+)
+
+// Run reads the cluster (or the files), predicts and prints.
+func (o *RolloutOptions) Run(ctx context.Context) error {
+	cl, info, err := o.loadRolloutCluster(ctx)
+	if err != nil {
+		return err
+	}
+	d, err := o.findDeployment(cl)
+	if err != nil {
+		return err
+	}
+	rs, err := rules.For(o.minor, o.gates)
+	if err != nil {
+		return withCode(ExitUsage, "%v", err)
+	}
+	in := rollout.Input{Deployment: d, ReplicaSets: cl.Workloads.ReplicaSets, Pods: cl.Pods, Nodes: cl.Nodes, Namespaces: cl.Namespaces,
+		PDBs: cl.PDBs, Workloads: cl.Workloads, Change: o.change, Rules: rs, Scheduler: rules.Scheduler(o.minor, o.gates), Now: o.now}
+	res, err := rollout.Predict(in)
+	var ce *rollout.ChangeError
+	var ie *rollout.InputError
+	switch {
+	case errors.As(err, &ce):
+		return withCode(ExitUsage, "%v", ce)
+	case errors.As(err, &ie):
+		return withCode(ExitBadFile, "%v", ie)
+	case err != nil:
+		return err
+	}
+	pred := rolloutPrediction(res, d, rs, info, o)
+	pred.Warnings = append(pred.Warnings, clusterWarnings(cl)...)
+	pred.Warnings = append(pred.Warnings, cl.Notes...)
+	pred.Normalize()
+	if err := o.printWith(pred, func() error { return printer.RolloutTable(o.Out, pred, o.width(o.Out)) }); err != nil {
+		return err
+	}
+	if o.FailIfUncertain && !pred.Certain {
+		return withCode(ExitUncertain, "some steps depend on a tie, the scheduler's scoring or timing (--fail-if-uncertain); see the warnings")
+	}
+	return nil
+}
+
+// loadRolloutCluster reads what a rollout reads: the scheduler's view, the
+// budgets and the owners (as a drain does).
+func (o *RolloutOptions) loadRolloutCluster(ctx context.Context) (*source.Cluster, prediction.RulesInfo, error) {
+	if !o.offline() {
+		info, err := o.liveRules(ctx)
+		if err != nil {
+			return nil, info, err
+		}
+		cl, err := source.ReadDrainCluster(ctx, o.client)
+		var pe *source.PermissionError
+		if errors.As(err, &pe) {
+			pe.Purpose = "predicting a rollout"
+			return nil, info, withCode(ExitForbidden, "%s", pe.Error())
+		}
+		return cl, info, err
+	}
+	info := prediction.RulesInfo{VersionSource: "flag", VersionDetail: "--kube-version " + o.KubeVersion}
+	cl, err := source.ReadClusterFiles(o.files, o.In, o.ref.Namespace)
+	if err != nil {
+		return nil, info, err
+	}
+	if !cl.Kinds["Node"] {
+		return nil, info, withCode(ExitBadFile, "the files hold no Node: a rollout places its new pods (add kubectl get nodes -o yaml)")
+	}
+	if o.minor == 0 {
+		o.minor = rules.Newest
+		info = prediction.RulesInfo{VersionSource: "default", VersionDetail: "offline: the newest supported version; choose with --kube-version"}
+	}
+	return cl, info, nil
+}
+
+func (o *RolloutOptions) findDeployment(cl *source.Cluster) (*appsv1.Deployment, error) {
+	for _, d := range cl.Workloads.Deployments {
+		if d.Name == o.name && d.Namespace == o.ref.Namespace {
+			if !cl.Kinds["ReplicaSet"] && len(cl.Workloads.ReplicaSets) == 0 && d.Status.Replicas > 0 {
+				return nil, withCode(ExitBadFile, "the files hold no ReplicaSet: a rollout needs deployment %s's ReplicaSets (add kubectl get rs -o yaml)", d.Name)
+			}
+			return d, nil
+		}
+	}
+	return nil, withCode(ExitNotFound, "deployment %q not found in namespace %q (check the name and -n NAMESPACE)", o.name, o.ref.Namespace)
+}
+
+// rolloutPrediction is the plugin's document for a rollout.
+func rolloutPrediction(res *rollout.Result, d *appsv1.Deployment, rs rules.RuleSet, info prediction.RulesInfo, o *RolloutOptions) *prediction.Prediction {
+	info.KubernetesVersion = rs.Version()
+	r := res.Rollout
+	p := &prediction.Prediction{APIVersion: prediction.APIVersion, Kind: prediction.Kind,
+		Target: prediction.Target{Kind: "Deployment", Namespace: d.Namespace, Name: d.Name}, ReferenceTime: o.now, Rules: info,
+		CurrentReplicas: replicasOrOne(d.Spec.Replicas), DesiredReplicas: replicasOrOne(d.Spec.Replicas),
+		Certain: res.Certain, Victims: res.Victims, Rollout: &r, Warnings: res.Warnings}
+	p.Message = rolloutMessage(r, len(res.Victims))
+	return p
+}
+
+func rolloutMessage(r prediction.Rollout, victims int) string {
+	switch r.Outcome {
+	case prediction.RolloutCompletes:
+		return fmt.Sprintf("the rollout completes in %d step(s); %d old pod(s) deleted", len(r.Steps), victims)
+	case prediction.RolloutStalls:
+		return fmt.Sprintf("the rollout stalls at step %d; %d old pod(s) deleted, %d left", len(r.Steps), victims, len(r.Remaining))
+	}
+	return "the rollout does not start: " + r.Reason
+}
+
+func replicasOrOne(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}
