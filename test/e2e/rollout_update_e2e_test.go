@@ -168,7 +168,7 @@ func updatePredict(ctx context.Context, t *testing.T, dc *drainCluster, s *updat
 		t.Fatalf("plugin: %v", err)
 	}
 	if run.exitCode != 0 {
-		if kindUnsupported(run.stderr) {
+		if run.exitCode == 7 || kindUnsupported(run.stderr) { // 7: ExitUnsupported, a kind the plugin does not model
 			return nil, fmt.Sprintf("the plugin's rollout mode does not support %s yet: %s", s.kind, strings.TrimSpace(run.stderr))
 		}
 		t.Fatalf("plugin failed: %s\nthe cluster is in %s (repeat offline with -f)", run, s.saved)
