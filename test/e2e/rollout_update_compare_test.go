@@ -91,16 +91,19 @@ func compareUpdate(s *updateScenario, p *rolloutPrediction, o *updateObserved) *
 		c.compareBadRelease(p, o)
 		return c
 	}
-	if !p.Certain {
-		c.uncertain = append(c.uncertain, "victims")
-	} else {
-		c.check("outcome", r.Outcome == o.outcome, "predicted %s (%s), real %s", r.Outcome, r.Reason, o.outcome)
+	// Where the scheduler's scoring or a tie leaves the order or the nodes
+	// open (certain false), the outcome, a completing rollout's victims (every
+	// old pod) and the budgets' counts still are determined.
+	c.check("outcome", r.Outcome == o.outcome, "predicted %s (%s), real %s", r.Outcome, r.Reason, o.outcome)
+	if p.Certain || r.Outcome == "completes" {
 		c.check("victims", sameSet(p.Victims, o.victims), "predicted %v, real %v", p.Victims, o.victims)
-		if r.Outcome == "stalls" {
-			c.check("remaining", sameSet(r.Remaining, o.remaining), "predicted %v, real %v", r.Remaining, o.remaining)
-		}
-		c.compareBudgets(p, o)
+	} else {
+		c.uncertain = append(c.uncertain, "victims")
 	}
+	if p.Certain && r.Outcome == "stalls" {
+		c.check("remaining", sameSet(r.Remaining, o.remaining), "predicted %v, real %v", r.Remaining, o.remaining)
+	}
+	c.compareBudgets(p, o)
 	c.compareSteps(p, o)
 	c.comparePlacements(p, o)
 	return c
@@ -114,12 +117,15 @@ func (c *updateComparison) compareBadRelease(p *rolloutPrediction, o *updateObse
 		c.check("ifNewPodsFail", false, "missing")
 		return
 	}
-	if !p.Certain {
+	c.check("ifNewPodsFail.availableMin", f.AvailableMin == o.rec.availableMin, "predicted %d, real %d", f.AvailableMin, o.rec.availableMin)
+	c.compareBudgets(p, o)
+	// The old pods deleted before the first new pod is needed are the
+	// first step's, whose ranking the snapshot determines.
+	if !p.Certain && (len(p.Rollout.Steps) == 0 || !p.Rollout.Steps[0].Certain) {
 		c.uncertain = append(c.uncertain, "ifNewPodsFail")
 		return
 	}
 	c.check("ifNewPodsFail.deleted", sameSet(f.Deleted, o.victims), "predicted %v, real %v", f.Deleted, o.victims)
-	c.check("ifNewPodsFail.availableMin", f.AvailableMin == o.rec.availableMin, "predicted %d, real %d", f.AvailableMin, o.rec.availableMin)
 }
 
 // compareSteps: the real deletion passes and the predicted steps'
@@ -234,14 +240,23 @@ func (c *updateComparison) checkCandidates(pod string, cands []string, chances m
 // fell below its desiredHealthy at any moment.
 func (c *updateComparison) compareBudgets(p *rolloutPrediction, o *updateObserved) {
 	predicted := map[string]bool{}
-	for _, st := range p.Rollout.Steps {
+	desired := map[string]int{}
+	steps := p.Rollout.Steps
+	if s := p.Rollout.IfNewPodsFail; s != nil && o.rec.newNeverReady {
+		steps = steps[:min(1, len(steps))] // a bad release stops in the first step
+	}
+	for _, st := range steps {
 		for _, b := range st.Budgets {
 			predicted[b.Name] = predicted[b.Name] || b.Violated
+			desired[b.Name] = b.DesiredHealthy
 		}
 	}
 	for name, w := range o.rec.pdbs {
+		if d, ok := desired[name]; ok {
+			c.check("budget.desiredHealthy", d == w.desiredHealthy, "%s: predicted %d, the disruption controller's %d", name, d, w.desiredHealthy)
+		}
 		real := o.rec.pdbMin[name] < w.desiredHealthy
-		c.check("budget", predicted[name] == real, "%s: predicted violated=%v, real healthy min %d of %d", name, predicted[name], o.rec.pdbMin[name], w.desiredHealthy)
+		c.check("budget.violated", predicted[name] == real, "%s: predicted violated=%v, real healthy min %d of %d", name, predicted[name], o.rec.pdbMin[name], w.desiredHealthy)
 	}
 }
 

@@ -44,7 +44,9 @@ type updateRecorder struct {
 	events   []updateEvent
 	snapshot []corev1.Pod
 	minReady time.Duration
-	pdbs     map[string]pdbWatch
+	// newNeverReady: the rollout's revision never turns Ready.
+	newNeverReady bool
+	pdbs          map[string]pdbWatch
 	// the lowest numbers seen at any event: available (Ready for
 	// minReadySeconds) and Ready pods of the workload; per PDB, healthy
 	// pods it selects.
@@ -63,7 +65,7 @@ func newUpdateRecorder(ctx context.Context, c kubernetes.Interface, s *updateSce
 		return nil, "", err
 	}
 	r := &updateRecorder{pods: map[types.UID]*updatePod{}, snapshot: list.Items, pdbs: map[string]pdbWatch{}, pdbMin: map[string]int{},
-		minReady: time.Duration(s.minReadySeconds) * time.Second}
+		minReady: time.Duration(s.minReadySeconds) * time.Second, newNeverReady: s.newNeverReady}
 	for i := range list.Items {
 		p := &list.Items[i]
 		r.pods[p.UID] = &updatePod{key: podKey(p), old: true, node: p.Spec.NodeName, ready: drainPodReady(p), readySince: readySince(p),
