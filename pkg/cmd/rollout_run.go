@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/printer"
@@ -29,7 +31,7 @@ func (o *RolloutOptions) Run(ctx context.Context) error {
 		return withCode(ExitUsage, "%v", err)
 	}
 	in := rollout.Input{Deployment: d, ReplicaSets: cl.Workloads.ReplicaSets, Pods: cl.Pods, Nodes: cl.Nodes, Namespaces: cl.Namespaces,
-		PDBs: cl.PDBs, Workloads: cl.Workloads, Change: o.change, Rules: rs, Scheduler: rules.Scheduler(o.minor, o.gates), Now: o.now}
+		PDBs: cl.PDBs, Quotas: cl.Quotas, Workloads: cl.Workloads, Change: o.change, Rules: rs, Scheduler: rules.Scheduler(o.minor, o.gates), Now: o.now}
 	res, err := rollout.Predict(in)
 	var ce *rollout.ChangeError
 	var ie *rollout.InputError
@@ -68,7 +70,10 @@ func (o *RolloutOptions) loadRolloutCluster(ctx context.Context) (*source.Cluste
 			pe.Purpose = "predicting a rollout"
 			return nil, info, withCode(ExitForbidden, "%s", pe.Error())
 		}
-		return cl, info, err
+		if err != nil {
+			return nil, info, err
+		}
+		return cl, info, o.readQuotas(ctx, cl)
 	}
 	info := prediction.RulesInfo{VersionSource: "flag", VersionDetail: "--kube-version " + o.KubeVersion}
 	cl, err := source.ReadClusterFiles(o.files, o.In, o.ref.Namespace)
@@ -83,6 +88,22 @@ func (o *RolloutOptions) loadRolloutCluster(ctx context.Context) (*source.Cluste
 		info = prediction.RulesInfo{VersionSource: "default", VersionDetail: "offline: the newest supported version; choose with --kube-version"}
 	}
 	return cl, info, nil
+}
+
+// readQuotas lists the target namespace's ResourceQuotas (a surge pod
+// over quota is a FailedCreate).
+func (o *RolloutOptions) readQuotas(ctx context.Context, cl *source.Cluster) error {
+	list, err := o.client.CoreV1().ResourceQuotas(o.ref.Namespace).List(ctx, metav1.ListOptions{})
+	if apierrors.IsForbidden(err) {
+		return withCode(ExitForbidden, "%s", (&source.PermissionError{What: "list resourcequotas", Err: err, Purpose: "predicting a rollout"}).Error())
+	}
+	if err != nil {
+		return err
+	}
+	for i := range list.Items {
+		cl.Quotas = append(cl.Quotas, &list.Items[i])
+	}
+	return nil
 }
 
 func (o *RolloutOptions) findDeployment(cl *source.Cluster) (*appsv1.Deployment, error) {

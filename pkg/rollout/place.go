@@ -52,6 +52,7 @@ func (s *sim) retryPlacement(st *stepRun) {
 func (s *sim) finishTerminations() {
 	for _, m := range s.terminat {
 		s.view.Remove(m.pod)
+		s.release(m.pod)
 	}
 	s.terminat = nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/scale-preview/scale-preview/pkg/deployment"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
+	"github.com/scale-preview/scale-preview/pkg/workload"
 )
 
 // Predict runs the Deployment's rollout for the change: step by step, and
@@ -68,6 +69,7 @@ func (s *sim) run(res *Result) {
 			for _, m := range waiting {
 				makeAvailable(m, s.in.Now)
 			}
+			s.oneByOne = len(waiting) > 1
 		}
 		s.finishTerminations()
 	}
@@ -78,7 +80,7 @@ func (s *sim) run(res *Result) {
 func (s *sim) verdict(res *Result) {
 	r := &res.Rollout
 	res.Certain = s.certain
-	res.Warnings = append(res.Warnings, s.warnings...)
+	res.Warnings = workload.Dedupe(append(res.Warnings, s.warnings...))
 	switch {
 	case len(r.Steps) == 0 && s.done():
 		r.Outcome, r.Reason = prediction.RolloutNotStarted, "nothing changes: the new template is the one already rolled out"
@@ -102,6 +104,10 @@ func (s *sim) stallReason() (string, string) {
 			reason += "; with maxUnavailable 0 no old pod is deleted to make room"
 		}
 		return reason, "free room on a node the new pods may use (or allow maxUnavailable > 0 so that old pods make room)"
+	}
+	if s.quotaBlocked != "" {
+		return "the ReplicaSet controller cannot create the new pods: " + s.quotaBlocked + " (it retries with back-off; nothing frees the quota)",
+			"raise the ResourceQuota's hard limit, or free quota in the namespace (or allow maxUnavailable > 0 so that old pods free it)"
 	}
 	return "the controller makes no further change (" + strings.Join(s.old(), ", ") + " remain)", "check the Deployment's conditions"
 }

@@ -181,3 +181,116 @@ func TestBadInput(t *testing.T) {
 		t.Fatal("missing ReplicaSet accepted")
 	}
 }
+
+func podQuota(hard, used string, status bool) *corev1.ResourceQuota {
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "ns"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse(hard)}}}
+	if status {
+		q.Status = corev1.ResourceQuotaStatus{Hard: q.Spec.Hard, Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse(used)}}
+	}
+	return q
+}
+
+// A pods quota at its limit: the surge pod is a FailedCreate; with
+// maxUnavailable 0 nothing frees quota and the rollout stalls.
+func TestQuotaStalls(t *testing.T) {
+	in := fixture(3, "1", "0", node("n1", "10"))
+	in.Quotas = []*corev1.ResourceQuota{podQuota("3", "3", true)}
+	res, err := Predict(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Rollout
+	if r.Outcome != prediction.RolloutStalls || !strings.Contains(r.Reason, "exceeded quota: q") || len(r.Remaining) != 3 {
+		t.Fatalf("%s: %s %v", r.Outcome, r.Reason, r.Remaining)
+	}
+}
+
+// With maxUnavailable 1, each deleted old pod frees its quota once gone
+// (terminating pods stay charged until then): the rollout completes, one
+// pod at a time.
+func TestQuotaSlows(t *testing.T) {
+	in := fixture(3, "1", "1", node("n1", "10"))
+	in.Quotas = []*corev1.ResourceQuota{podQuota("3", "3", true)}
+	res, err := Predict(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Rollout
+	if r.Outcome != prediction.RolloutCompletes || len(res.Victims) != 3 {
+		t.Fatalf("%s: %s", r.Outcome, r.Reason)
+	}
+	if c := r.Steps[0].Created; len(c) != 1 || !strings.Contains(c[0].Reason, "FailedCreate") {
+		t.Fatalf("step 1 created %+v", c)
+	}
+}
+
+// A quota without status is counted from the pods, and the answer is uncertain.
+func TestQuotaWithoutStatus(t *testing.T) {
+	in := fixture(3, "1", "0", node("n1", "10"))
+	in.Quotas = []*corev1.ResourceQuota{podQuota("3", "", false)}
+	res, err := Predict(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Certain || res.Rollout.Outcome != prediction.RolloutStalls {
+		t.Fatalf("%+v %v", res.Rollout.Outcome, res.Certain)
+	}
+}
+
+// Paused: nothing starts; --resume then rolls the template already set.
+func TestPausedAndResume(t *testing.T) {
+	in := fixture(2, "1", "0", node("n1", "10"))
+	in.Deployment.Spec.Paused = true
+	in.Change = Change{Kind: ChangeImage, Images: map[string]string{"*": "v2"}}
+	res, err := Predict(in)
+	if err != nil || res.Rollout.Outcome != prediction.RolloutNotStarted || !strings.Contains(res.Rollout.Unblock, "resume") {
+		t.Fatalf("%v %+v", err, res)
+	}
+	in.Change = Change{Kind: ChangeRestart}
+	if _, err := Predict(in); err == nil {
+		t.Fatal("restart of a paused Deployment accepted (kubectl refuses it)")
+	}
+	// Resume with the template unchanged: nothing to roll out.
+	in.Change = Change{Kind: ChangeResume}
+	res, err = Predict(in)
+	if err != nil || res.Rollout.Outcome != prediction.RolloutNotStarted {
+		t.Fatalf("%v %+v", err, res.Rollout)
+	}
+	// Resume after set image while paused: the whole rollout.
+	in.Deployment.Spec.Template = *in.Deployment.Spec.Template.DeepCopy() // the fixture shares the containers
+	in.Deployment.Spec.Template.Spec.Containers[0].Image = "v2"
+	res, err = Predict(in)
+	if err != nil || res.Rollout.Outcome != prediction.RolloutCompletes || len(res.Victims) != 2 {
+		t.Fatalf("%v %+v", err, res.Rollout)
+	}
+}
+
+// Mid-rollout (rollover): an image back to the old ReplicaSet's template
+// makes that ReplicaSet the new one again; the half-rolled one is old.
+func TestRollover(t *testing.T) {
+	in := fixture(2, "1", "0", node("n1", "10"))
+	mid := in.ReplicaSets[0].DeepCopy()
+	mid.Name, mid.UID = "web-2", "rs2-uid"
+	mid.CreationTimestamp = metav1.NewTime(now.Add(-time.Minute))
+	mid.Spec.Template.Spec.Containers[0].Image = "v2"
+	one := int32(1)
+	mid.Spec.Replicas = &one
+	in.ReplicaSets = append(in.ReplicaSets, mid)
+	in.Deployment.Spec.Template = mid.Spec.Template
+	p := in.Pods[0].DeepCopy()
+	p.Name, p.UID = "web-2-p0", "u-mid"
+	p.OwnerReferences[0].Name, p.OwnerReferences[0].UID = "web-2", "rs2-uid"
+	in.Pods = append(in.Pods, p)
+	one1 := int32(1)
+	in.ReplicaSets[0].Spec.Replicas = &one1
+	in.Pods = append(in.Pods[:1], in.Pods[2:]...) // web-1 has one pod left
+	in.Change = Change{Kind: ChangeImage, Images: map[string]string{"app": "v1"}}
+	res, err := Predict(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rollout.Outcome != prediction.RolloutCompletes || fmt.Sprint(res.Victims) != "[ns/web-2-p0]" {
+		t.Fatalf("%s %v %+v", res.Rollout.Outcome, res.Victims, res.Rollout.Steps)
+	}
+}

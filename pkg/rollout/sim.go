@@ -53,9 +53,13 @@ type sim struct {
 	view       *scheduling.View
 	created    int
 	neverReady bool // the bad release: no new pod becomes available
+	oneByOne   bool // several new pods became available: the controller may see them one at a time
 	certain    bool
 	warnings   []string
 	budgets    []*budget
+	quotas     []*quota
+	// quotaBlocked: the last FailedCreate's message ("" when none).
+	quotaBlocked string
 }
 
 // newSim reads the Deployment's ReplicaSets and pods as the controllers do.
@@ -75,6 +79,7 @@ func newSim(in Input, tmpl *corev1.PodTemplateSpec, neverReady bool) (*sim, erro
 	}
 	s.view = view
 	s.budgets = s.readBudgets()
+	s.quotas = s.readQuotas()
 	return s, nil
 }
 

@@ -57,50 +57,59 @@ func (s *sim) reconcilePods(st *stepRun) {
 			s.deletePods(r.Name, int(have-r.Replicas), st)
 			st.changed = true
 		case have < r.Replicas && r.New:
-			for range r.Replicas - have {
-				m := s.createPod(r.Name)
-				s.pods[r.Name] = append(s.pods[r.Name], m)
-				s.place(m)
-				st.out.Created = append(st.out.Created, created(m))
-			}
-			st.changed = true
+			s.createPods(r.Name, int(r.Replicas-have), st)
 		}
 	}
 }
 
-// deletePods is the ReplicaSet controller's scale-down of rs by n: its
-// active pods ranked against the related pods of every ReplicaSet.
-func (s *sim) deletePods(rs string, n int, st *stepRun) {
-	var cands []engine.Pod
-	for _, m := range s.pods[rs] {
-		cands = append(cands, engine.FromPod(m.pod))
-	}
-	res := engine.Predict(engine.Input{Candidates: cands, Related: s.related(), Delete: n, Now: s.in.Now, Rules: s.in.Rules, Seed: 1})
-	if s.unboundNew() {
-		st.out.Certain = false // a new pod's node would change the ranks
-	}
-	if !res.Certain {
-		st.out.Certain = false
-		s.certain = false
-		for _, g := range res.Contenders {
-			s.warnings = append(s.warnings, fmt.Sprintf("%s deletes %d of %s: %s", rs, g.Delete, strings.Join(g.Pods, ", "), g.Reason))
+// createPods is the ReplicaSet controller's creation of n pods; the quota
+// admission may refuse one (FailedCreate), and then the rest of the burst
+// (the controller's slow start stops at the first error).
+func (s *sim) createPods(rs string, n int, st *stepRun) {
+	for range n {
+		m := s.createPod(rs)
+		if msg := s.admit(m.pod); msg != "" {
+			s.created--
+			if s.quotaBlocked != msg || len(st.out.Created) == 0 {
+				st.out.Created = append(st.out.Created, prediction.RolloutCreate{Reason: msg})
+			}
+			s.quotaBlocked = msg
+			return
 		}
+		s.quotaBlocked = ""
+		s.pods[rs] = append(s.pods[rs], m)
+		s.place(m)
+		st.out.Created = append(st.out.Created, created(m))
+		st.changed = true
+	}
+}
+
+// deletePods is the ReplicaSet controller's scale-down of rs by n: its
+// active pods ranked against the related pods of every ReplicaSet. After
+// several new pods became available (s.oneByOne) the controller sees them
+// in groups that timing decides, and deletes each group's share after one
+// sort of what is left; where the groupings delete other pods (the ranks
+// move as pods go), the step is uncertain. The one-at-a-time picks are
+// shown, readiness events being separate.
+func (s *sim) deletePods(rs string, n int, st *stepRun) {
+	picks := s.rank(rs, n, nil, st)
+	if s.oneByOne && n > maxSequential && s.ranksDiffer(rs) {
+		st.out.Certain, s.certain = false, false
+		s.warnings = append(s.warnings, fmt.Sprintf("%s: which %d pods go depends on how the new pods' readiness reaches the controller (shown: all together)", rs, n))
+	}
+	if s.oneByOne && n > 1 && n <= maxSequential {
+		seq := s.sequential(rs, n, st)
+		if sets := s.groupings(rs, n, st); sets > 1 || !samePicks(picks, seq) {
+			st.out.Certain, s.certain = false, false
+			s.warnings = append(s.warnings, fmt.Sprintf("%s: which %d pods go depends on how the new pods' readiness reaches the controller (together: %s; one at a time: %s, shown)", rs, n, pickNames(picks), pickNames(seq)))
+		}
+		picks = seq
 	}
 	gone := map[string]bool{}
-	for _, pl := range res.Order {
-		if !pl.Delete {
-			continue
-		}
-		gone[pl.Pod.Name] = true
-		st.out.Deleted = append(st.out.Deleted, pl.Pod.Namespace+"/"+pl.Pod.Name)
-		why := "every pod of the ReplicaSet goes"
-		if pl.Boundary != nil {
-			why = workload.Explain(pl.Pod.Name, pl.BoundaryPod.Name, *pl.Boundary)
-		}
-		if !pl.Certain {
-			why += fmt.Sprintf(" (chance %.0f%%)", 100*pl.Probability)
-		}
-		st.out.Why = append(st.out.Why, why)
+	for _, p := range picks {
+		gone[p.name] = true
+		st.out.Deleted = append(st.out.Deleted, s.in.Deployment.Namespace+"/"+p.name)
+		st.out.Why = append(st.out.Why, p.why)
 	}
 	var keep []*member
 	for _, m := range s.pods[rs] {
@@ -113,14 +122,125 @@ func (s *sim) deletePods(rs string, n int, st *stepRun) {
 	s.pods[rs] = keep
 }
 
+// sequential: one pod per sync, each re-ranked.
+func (s *sim) sequential(rs string, n int, st *stepRun) []pick {
+	var seq []pick
+	gone := map[string]bool{}
+	for range n {
+		p := s.rank(rs, 1, gone, st)
+		seq = append(seq, p...)
+		gone[p[0].name] = true
+	}
+	return seq
+}
+
+// maxSequential is the largest share re-ranked one pod at a time (n sorts
+// of the ReplicaSet); above it one sort is shown, uncertain where ranks differ.
+const maxSequential = 64
+
+// maxGrouped is the largest share whose every grouping is tried (2^(n-1)
+// of them); above it, differing ranks alone make the step uncertain.
+const maxGrouped = 8
+
+// groupings counts the distinct sets of pods the n deletions take over
+// every way of splitting them into successive sorts.
+func (s *sim) groupings(rs string, n int, st *stepRun) int {
+	if n > maxGrouped {
+		if s.ranksDiffer(rs) {
+			return 2
+		}
+		return 1
+	}
+	sets := map[string]bool{}
+	var walk func(left int, gone map[string]bool)
+	walk = func(left int, gone map[string]bool) {
+		if left == 0 {
+			sets[strings.Join(slices.Sorted(maps.Keys(gone)), ",")] = true
+			return
+		}
+		for g := 1; g <= left; g++ {
+			next := maps.Clone(gone)
+			for _, p := range s.rank(rs, g, gone, st) {
+				next[p.name] = true
+			}
+			walk(left-g, next)
+		}
+	}
+	walk(n, map[string]bool{})
+	return len(sets)
+}
+
+// ranksDiffer: rs's pods do not all share one rank (related pods on the
+// node), so deletions move the order.
+func (s *sim) ranksDiffer(rs string) bool {
+	rel := s.related(nil)
+	ranks := map[int]bool{}
+	for _, m := range s.pods[rs] {
+		ranks[rel[m.pod.Spec.NodeName]] = true
+	}
+	return len(ranks) > 1
+}
+
+// pick is one pod the ranking deletes and why.
+type pick struct{ name, why string }
+
+// rank is one sort of rs's pods (but those gone): the n it deletes.
+func (s *sim) rank(rs string, n int, gone map[string]bool, st *stepRun) []pick {
+	var cands []engine.Pod
+	for _, m := range s.pods[rs] {
+		if !gone[m.pod.Name] {
+			cands = append(cands, engine.FromPod(m.pod))
+		}
+	}
+	res := engine.Predict(engine.Input{Candidates: cands, Related: s.related(gone), Delete: n, Now: s.in.Now, Rules: s.in.Rules, Seed: 1})
+	if s.unboundNew() {
+		st.out.Certain = false // a new pod's node would change the ranks
+	}
+	if !res.Certain {
+		st.out.Certain, s.certain = false, false
+		for _, g := range res.Contenders {
+			s.warnings = append(s.warnings, fmt.Sprintf("%s deletes %d of %s: %s", rs, g.Delete, strings.Join(g.Pods, ", "), g.Reason))
+		}
+	}
+	var out []pick
+	for _, pl := range res.Order {
+		if !pl.Delete {
+			continue
+		}
+		why := "every pod of the ReplicaSet goes"
+		if pl.Boundary != nil {
+			why = workload.Explain(pl.Pod.Name, pl.BoundaryPod.Name, *pl.Boundary)
+		}
+		if !pl.Certain {
+			why += fmt.Sprintf(" (chance %.0f%%)", 100*pl.Probability)
+		}
+		out = append(out, pick{pl.Pod.Name, why})
+	}
+	return out
+}
+
+func samePicks(a, b []pick) bool {
+	return slices.Equal(slices.Sorted(slices.Values(pickNamesList(a))), slices.Sorted(slices.Values(pickNamesList(b))))
+}
+
+func pickNamesList(ps []pick) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.name)
+	}
+	return out
+}
+
+func pickNames(ps []pick) string { return strings.Join(pickNamesList(ps), ", ") }
+
 // related counts the active pods of every ReplicaSet of the Deployment per
 // node (getIndirectlyRelatedPods); a new pod with no determined node
 // counts nowhere.
-func (s *sim) related() map[string]int {
+func (s *sim) related(gone map[string]bool) map[string]int {
 	out := map[string]int{}
 	for _, ms := range s.pods {
 		for _, m := range ms {
-			if n := m.pod.Spec.NodeName; n != "" {
+			if n := m.pod.Spec.NodeName; n != "" && !gone[m.pod.Name] {
 				out[n]++
 			}
 		}

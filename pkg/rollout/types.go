@@ -39,7 +39,8 @@ type Input struct {
 	Nodes       []*corev1.Node
 	Namespaces  []*corev1.Namespace // nil when not read
 	PDBs        []*policyv1.PodDisruptionBudget
-	Workloads   disruption.Workloads // the pods' owners, for the budgets' expected counts
+	Quotas      []*corev1.ResourceQuota // the namespace's (others are ignored)
+	Workloads   disruption.Workloads    // the pods' owners, for the budgets' expected counts
 	Change      Change
 	Rules       rules.RuleSet // the ReplicaSet controller's ranking
 	Scheduler   rules.SchedulerRules

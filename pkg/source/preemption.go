@@ -32,6 +32,8 @@ type Cluster struct {
 	PDBs            []*policyv1.PodDisruptionBudget
 	PriorityClasses []*schedulingv1.PriorityClass
 	Namespaces      []*corev1.Namespace // nil when not read
+	// Quotas are the ResourceQuotas in the files (a rollout reads them).
+	Quotas []*corev1.ResourceQuota
 	// Workloads are the pods' owners; only the drain reads them.
 	Workloads disruption.Workloads
 	// Kinds says which kinds the files held, so that a missing node list
@@ -182,6 +184,7 @@ func (c *Cluster) merge(one *Cluster, seen map[string]bool) error {
 	c.Pods = appendAll(c.Pods, one.Pods, "Pod", note)
 	c.PDBs = appendAll(c.PDBs, one.PDBs, "PodDisruptionBudget", note)
 	c.PriorityClasses = appendAll(c.PriorityClasses, one.PriorityClasses, "PriorityClass", note)
+	c.Quotas = appendAll(c.Quotas, one.Quotas, "ResourceQuota", note)
 	if one.Namespaces != nil {
 		c.Namespaces = appendAll(c.Namespaces, one.Namespaces, "Namespace", note)
 	}
@@ -217,6 +220,11 @@ func (c *Cluster) add(obj runtime.Object, ns string) {
 		c.PriorityClasses, c.Kinds["PriorityClass"] = append(c.PriorityClasses, o), true
 	case *corev1.Namespace:
 		c.Namespaces, c.Kinds["Namespace"] = append(c.Namespaces, o), true
+	case *corev1.ResourceQuota:
+		if o.Namespace == "" {
+			o.Namespace = ns
+		}
+		c.Quotas, c.Kinds["ResourceQuota"] = append(c.Quotas, o), true
 	default:
 		c.addWorkload(obj, ns)
 	}

@@ -1,0 +1,136 @@
+package rollout
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
+)
+
+// quota is one ResourceQuota of the Deployment's namespace as the
+// admission plugin checks a new pod against it: used + the pod <= hard for
+// every resource it tracks that a pod charges.
+type quota struct {
+	name string
+	hard corev1.ResourceList
+	used corev1.ResourceList
+}
+
+// readQuotas: the namespace's quotas. Scoped quotas are left out (with a
+// warning); a quota without status is counted from the pods in the input,
+// an honest guess marked uncertain.
+func (s *sim) readQuotas() []*quota {
+	var out []*quota
+	for _, q := range s.in.Quotas {
+		if q.Namespace != s.in.Deployment.Namespace {
+			continue
+		}
+		if len(q.Spec.Scopes) > 0 || q.Spec.ScopeSelector != nil {
+			s.warnings = append(s.warnings, fmt.Sprintf("ResourceQuota %s has scopes, which are not modelled: it is not checked", q.Name))
+			s.certain = false
+			continue
+		}
+		qq := &quota{name: q.Name, hard: q.Spec.Hard.DeepCopy(), used: q.Status.Used.DeepCopy()}
+		if len(q.Status.Hard) == 0 {
+			qq.used = s.usedByPods(qq.hard)
+			s.warnings = append(s.warnings, fmt.Sprintf("ResourceQuota %s has no status (the quota controller has not counted it): its usage is counted from the pods in the input", q.Name))
+			s.certain = false
+		}
+		out = append(out, qq)
+	}
+	return out
+}
+
+// usedByPods is what the namespace's pods charge (not in a terminal phase).
+func (s *sim) usedByPods(hard corev1.ResourceList) corev1.ResourceList {
+	used := corev1.ResourceList{}
+	for _, p := range s.in.Pods {
+		if p.Namespace != s.in.Deployment.Namespace || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		for name, v := range charge(p, hard) {
+			cur := used[name]
+			cur.Add(v)
+			used[name] = cur
+		}
+	}
+	return used
+}
+
+// charge is what pod p charges against the resources hard tracks.
+func charge(p *corev1.Pod, hard corev1.ResourceList) corev1.ResourceList {
+	req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+	lim := resourcehelper.PodLimits(p, resourcehelper.PodResourcesOptions{})
+	out := corev1.ResourceList{}
+	for name := range hard {
+		n := string(name)
+		switch {
+		case n == "pods" || n == "count/pods":
+			out[name] = resource.MustParse("1")
+		case strings.HasPrefix(n, "requests."):
+			out[name] = req[corev1.ResourceName(strings.TrimPrefix(n, "requests."))]
+		case strings.HasPrefix(n, "limits."):
+			out[name] = lim[corev1.ResourceName(strings.TrimPrefix(n, "limits."))]
+		case n == "cpu" || n == "memory" || n == "ephemeral-storage":
+			out[name] = req[name]
+		}
+	}
+	return out
+}
+
+// admit is the quota admission for a new pod: "" and the charge applied,
+// or the FailedCreate message.
+func (s *sim) admit(p *corev1.Pod) string {
+	for _, q := range s.quotas {
+		c := charge(p, q.hard)
+		for _, name := range slices.Sorted(maps.Keys(c)) {
+			v := c[name]
+			if v.IsZero() && computeTracked(name) {
+				return fmt.Sprintf("FailedCreate: pods is forbidden: failed quota: %s: must specify %s (unless a LimitRange, not read here, sets a default)", q.name, name)
+			}
+			total := q.used[name]
+			total.Add(v)
+			if total.Cmp(q.hard[name]) > 0 {
+				used := q.used[name]
+				hard := q.hard[name]
+				return fmt.Sprintf("FailedCreate: exceeded quota: %s, requested: %s=%s, used: %s=%s, limited: %s=%s", q.name, name, v.String(), name, used.String(), name, hard.String())
+			}
+		}
+	}
+	for _, q := range s.quotas {
+		q.add(charge(p, q.hard), 1)
+	}
+	return ""
+}
+
+// release: a pod gone gives its charge back.
+func (s *sim) release(p *corev1.Pod) {
+	for _, q := range s.quotas {
+		q.add(charge(p, q.hard), -1)
+	}
+}
+
+func (q *quota) add(c corev1.ResourceList, sign int) {
+	for name, v := range c {
+		cur := q.used[name]
+		if sign < 0 {
+			cur.Sub(v)
+		} else {
+			cur.Add(v)
+		}
+		q.used[name] = cur
+	}
+}
+
+// computeTracked: a compute resource a quota tracks must be set on the pod.
+func computeTracked(name corev1.ResourceName) bool {
+	switch string(name) {
+	case "cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory":
+		return true
+	}
+	return false
+}
