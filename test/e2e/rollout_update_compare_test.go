@@ -94,6 +94,16 @@ func compareUpdate(s *updateScenario, p *rolloutPrediction, o *updateObserved) *
 	// Where the scheduler's scoring or a tie leaves the order or the nodes
 	// open (certain false), the outcome, a completing rollout's victims (every
 	// old pod) and the budgets' counts still are determined.
+	if o.backOff {
+		// Stalled with room in the quota: the rest comes after the
+		// ReplicaSet controller's back-off, a matter of time only.
+		c.uncertain = append(c.uncertain, "outcome (quota back-off)")
+		if !p.Certain {
+			return c
+		}
+		c.check("victims", subMultiset(o.victims, p.Victims), "real %v not all among the predicted %v", o.victims, p.Victims)
+		return c
+	}
 	c.check("outcome", r.Outcome == o.outcome, "predicted %s (%s), real %s", r.Outcome, r.Reason, o.outcome)
 	if p.Certain || r.Outcome == "completes" {
 		c.check("victims", sameSet(p.Victims, o.victims), "predicted %v, real %v", p.Victims, o.victims)

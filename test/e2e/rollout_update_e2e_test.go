@@ -112,7 +112,12 @@ func runUpdateScenario(t *testing.T, dc *drainCluster, kubectl string, s *update
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("set up in %s; %s", setUpTook.Round(time.Millisecond), o)
+	if o.outcome == "stalls" && s.quota != "" {
+		if o.backOff, err = s.quotaRoom(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("set up in %s; %s (waiting out the quota back-off: %v)", setUpTook.Round(time.Millisecond), o, o.backOff)
 	updateSelfCheck(t, s, o)
 	updateRun.mu.Lock()
 	updateRun.scenarios++

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -189,6 +190,7 @@ func (r *updateRecorder) lastEvent() time.Time {
 // updateObserved is what the real rollout did.
 type updateObserved struct {
 	outcome    string     // completes | stalls
+	backOff    bool       // stalled while the quota had room: the ReplicaSet controller waits out its back-off after refused creations
 	victims    []string   // snapshot pods deleted, in order
 	batches    [][]string // the victims, grouped by deletion time (a gap of over batchGap starts a new group)
 	remaining  []string   // snapshot pods never deleted
@@ -357,4 +359,29 @@ func (s *updateScenario) statefulUpdated(r *updateRecorder, updateRev string) bo
 		}
 	}
 	return live == s.replicas
+}
+
+// quotaRoom says whether every quota of the namespace has room for one
+// more pod of the scenario: a rollout stalled then only waits for the
+// ReplicaSet controller's back-off after refused creations (up to 1000 s),
+// so its outcome is a matter of time, not of the cluster.
+func (s *updateScenario) quotaRoom(ctx context.Context, c kubernetes.Interface) (bool, error) {
+	quotas, err := c.CoreV1().ResourceQuotas(s.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, err
+	}
+	for _, q := range quotas.Items {
+		for name, hard := range q.Status.Hard {
+			used := q.Status.Used[name]
+			need := resource.NewQuantity(1, resource.DecimalSI)
+			if name == corev1.ResourceRequestsCPU {
+				need = resource.NewMilliQuantity(s.milliCPU, resource.DecimalSI)
+			}
+			used.Add(*need)
+			if used.Cmp(hard) > 0 {
+				return false, nil
+			}
+		}
+	}
+	return len(quotas.Items) > 0, nil
 }
