@@ -205,6 +205,8 @@ func (c *updateComparison) comparePlacements(p *rolloutPrediction, o *updateObse
 			case len(cr.Candidates) > 0:
 				c.uncertain = append(c.uncertain, "placement")
 				c.checkCandidates(cr.Pod, cr.Candidates, cr.Chances, byName, realNodes)
+			case strings.HasPrefix(cr.Reason, "FailedCreate"):
+				// refused by quota admission: never a pod
 			case cr.Node == "" && cr.Reason != "":
 				nowhere++
 			case cr.Pod != "" && st.Certain:
