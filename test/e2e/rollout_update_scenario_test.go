@@ -224,6 +224,13 @@ func (s *updateScenario) maybePDB(rng *rand.Rand) {
 		return
 	}
 	p := &drainPDB{name: "pdb-" + s.name, selector: map[string]string{"app": s.name}}
+	if s.kind == "DaemonSet" {
+		// A percentage or maxUnavailable needs the owner's scale, which a
+		// DaemonSet has not: the disruption controller then never syncs it.
+		p.minAvailable = ptrTo(intstr.FromInt32(int32(s.replicas - 1 - rng.IntN(2))))
+		s.pdb = p
+		return
+	}
 	switch rng.IntN(4) {
 	case 0:
 		p.minAvailable = ptrTo(intstr.FromInt32(int32(s.replicas - rng.IntN(2))))
