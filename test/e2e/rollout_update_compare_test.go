@@ -324,7 +324,9 @@ func (st *updateStats) chanceMisses() []string {
 	var out []string
 	for k, v := range st.chances {
 		var p float64
-		fmt.Sscanf(k, "%g", &p)
+		if _, err := fmt.Sscanf(k, "%g", &p); err != nil {
+			continue
+		}
 		if chance.BeyondNoise(v[0], v[1], p) {
 			out = append(out, fmt.Sprintf("p=%s: %d of %d", k, v[0], v[1]))
 		}

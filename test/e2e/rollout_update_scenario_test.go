@@ -154,7 +154,9 @@ func budgetNumber(v *intstr.IntOrString) int {
 		return v.IntValue()
 	}
 	var n int
-	fmt.Sscanf(v.StrVal, "%d%%", &n)
+	if _, err := fmt.Sscanf(v.StrVal, "%d%%", &n); err != nil {
+		return -1
+	}
 	return n
 }
 
