@@ -98,8 +98,10 @@ func (o *Owners) ExpectedScale(pods []*corev1.Pod) (count int32, unknown string,
 			err = fmt.Errorf("found no controllers for pod %q", p.Name)
 			continue
 		}
+		if !seen[uid] { // a Deployment counts once over all its ReplicaSets
+			count += scale
+		}
 		seen[ref.UID], seen[uid] = true, true
-		count += scale
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
