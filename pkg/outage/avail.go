@@ -16,8 +16,8 @@ import (
 // modelled). Taint eviction is a plain DELETE: budgets do not hold it back.
 func (s *sim) availability() {
 	restored := s.restoreTimes()
-	budgets := s.budgets(restored)
-	s.workloads(budgets)
+	budgets, owners := s.budgets(restored)
+	s.workloads(budgets, owners)
 }
 
 // restoreTimes are, per replaced pod, when its placed replacement counts
@@ -33,9 +33,15 @@ func (s *sim) restoreTimes() map[string]float64 {
 }
 
 // budgets computes each touched budget's status before the failure and
-// right after it (pkg/disruption), and when it is met again.
-func (s *sim) budgets(restored map[string]float64) map[string]*Budget {
-	out := map[string]*Budget{}
+// right after it (pkg/disruption), and when it is met again; owners are,
+// per budget, the owners (namespace/Kind/name) of the pods on failed nodes
+// (res.Pods) it selects.
+func (s *sim) budgets(restored map[string]float64) (map[string]*Budget, map[string]map[string]bool) {
+	out, owners := map[string]*Budget{}, map[string]map[string]bool{}
+	podIdx := make(map[*corev1.Pod]int, len(s.podObjs))
+	for i, p := range s.podObjs {
+		podIdx[p] = i
+	}
 	for _, b := range disruption.Parse(s.in.PDBs) {
 		if b.Selector == nil {
 			continue
@@ -49,6 +55,12 @@ func (s *sim) budgets(restored map[string]float64) map[string]*Budget {
 			before = append(before, p)
 			if s.failed[p.Spec.NodeName] {
 				lost = append(lost, p.Namespace+"/"+p.Name)
+				if i, ok := podIdx[p]; ok {
+					if owners[b.Name()] == nil {
+						owners[b.Name()] = map[string]bool{}
+					}
+					owners[b.Name()][p.Namespace+"/"+s.res.Pods[i].Owner] = true
+				}
 				p = notReady(p)
 			}
 			after = append(after, p)
@@ -69,7 +81,7 @@ func (s *sim) budgets(restored map[string]float64) map[string]*Budget {
 		out[bu.Name] = bu
 		s.res.Budgets = append(s.res.Budgets, *bu)
 	}
-	return out
+	return out, owners
 }
 
 // until is when need of the lost pods' replacements count again; nil
@@ -91,20 +103,22 @@ func until(lost []string, restored map[string]float64, need int) *float64 {
 func ptr[T any](v T) *T { return &v }
 
 // notReady is p as the failure leaves it: Ready=False (the node lifecycle
-// controller marks it so; it serves nothing from T=0).
+// controller marks it so; it serves nothing from T=0). A shallow copy with
+// its own conditions: nothing else of p changes (a zone's 50,000 pods).
 func notReady(p *corev1.Pod) *corev1.Pod {
-	cp := p.DeepCopy()
+	cp := *p
+	cp.Status.Conditions = slices.Clone(p.Status.Conditions)
 	for i, c := range cp.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			cp.Status.Conditions[i].Status = corev1.ConditionFalse
 		}
 	}
-	return cp
+	return &cp
 }
 
 // workloads: each owner with pods on a failed node, its ready pods
 // elsewhere (the least it has), and the budgets over its pods.
-func (s *sim) workloads(budgets map[string]*Budget) {
+func (s *sim) workloads(budgets map[string]*Budget, owners map[string]map[string]bool) {
 	type acc struct {
 		w     Workload
 		ns    string
@@ -139,7 +153,7 @@ func (s *sim) workloads(budgets map[string]*Budget) {
 			continue
 		}
 		a.w.ReachesZero = a.w.AvailableMin == 0
-		s.budgetsOf(&a.w, a.ns, budgets)
+		s.budgetsOf(&a.w, a.ns, budgets, owners)
 		if a.w.ReachesZero {
 			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("%s %s has no available pod from T=0", a.w.Kind, a.w.Name))
 		}
@@ -149,25 +163,19 @@ func (s *sim) workloads(budgets map[string]*Budget) {
 
 // budgetsOf names the budgets over w's pods on failed nodes and when the
 // broken ones are met again (nil: never, by what the model sees).
-func (s *sim) budgetsOf(w *Workload, ns string, budgets map[string]*Budget) {
-	owner := w.Kind + "/" + strings.TrimPrefix(w.Name, ns+"/")
+func (s *sim) budgetsOf(w *Workload, ns string, budgets map[string]*Budget, owners map[string]map[string]bool) {
+	owner := ns + "/" + w.Kind + "/" + strings.TrimPrefix(w.Name, ns+"/")
 	broken := 0
 	for _, b := range disruption.Parse(s.in.PDBs) {
 		bu := budgets[b.Name()]
-		if bu == nil {
+		if bu == nil || !owners[b.Name()][owner] {
 			continue
 		}
-		for i, p := range s.podObjs {
-			if s.res.Pods[i].Owner != owner || p.Namespace != ns || !b.EvictionSelects(p) {
-				continue
-			}
-			w.Budgets = append(w.Budgets, bu.Name)
-			if bu.Broken {
-				broken++
-				w.BudgetBroken, w.BrokenFrom = true, ptr(0.0)
-				w.BrokenUntil = later(w.BrokenUntil, bu.BrokenUntil, broken == 1)
-			}
-			break
+		w.Budgets = append(w.Budgets, bu.Name)
+		if bu.Broken {
+			broken++
+			w.BudgetBroken, w.BrokenFrom = true, ptr(0.0)
+			w.BrokenUntil = later(w.BrokenUntil, bu.BrokenUntil, broken == 1)
 		}
 	}
 }

@@ -36,9 +36,11 @@ type Input struct {
 type Placement struct {
 	Feasible []string
 	// LeastAllocated is NodeResourcesFit's default score (0-100) of each
-	// feasible node: the free share of CPU and memory once the pod is
-	// there. It is one of several scores the scheduler adds up.
-	LeastAllocated map[string]int64
+	// feasible node, in Feasible's order: the free share of CPU and memory
+	// once the pod is there. It is one of several scores the scheduler
+	// adds up. (A slice, not a map: a zone's replacements each have
+	// thousands of feasible nodes.)
+	LeastAllocated []int64
 	FitError       string
 	// Unmodelled names filters the pod needs that this package does not
 	// model: the answer is uncertain.
@@ -63,10 +65,7 @@ func (c *Cluster) place() Placement {
 		switch {
 		case v.Code == Fits:
 			pl.Feasible = append(pl.Feasible, n.Node.Name)
-			if pl.LeastAllocated == nil {
-				pl.LeastAllocated = map[string]int64{}
-			}
-			pl.LeastAllocated[n.Node.Name] = c.leastAllocated(n)
+			pl.LeastAllocated = append(pl.LeastAllocated, c.leastAllocated(n))
 		case len(pl.Feasible) == 0:
 			failed = append(failed, v)
 		}
@@ -83,13 +82,13 @@ func (pl Placement) Likeliest() string {
 	if len(pl.Feasible) == 0 {
 		return ""
 	}
-	best := pl.Feasible[0]
-	for _, n := range pl.Feasible {
-		if pl.LeastAllocated[n] > pl.LeastAllocated[best] {
-			best = n
+	best := 0
+	for i := range pl.Feasible {
+		if pl.LeastAllocated[i] > pl.LeastAllocated[best] {
+			best = i
 		}
 	}
-	return best
+	return pl.Feasible[best]
 }
 
 // leastAllocated is the LeastAllocated strategy with CPU and memory

@@ -45,6 +45,19 @@ type ClusterSpec struct {
 	// class: nodes stay alike but their victims belong to other
 	// Deployments (issue 40's 5,000 nodes with 1,000 apps per class).
 	AppsPerClass int
+	// Zones splits the nodes into that many zones in node order (node i in
+	// zone region-1 plus letter i*Zones/Nodes: region-1a, region-1b, ...),
+	// for issue 42's outage of a zone. 0 or 1: every node in region-1a.
+	Zones int
+}
+
+// Zone is node i's zone label.
+func (s ClusterSpec) Zone(i int) string {
+	z := 0
+	if s.Zones > 1 {
+		z = i * s.Zones / s.Nodes
+	}
+	return "region-1" + string(rune('a'+z))
 }
 
 // Pods is how many pods are bound to the nodes.
@@ -103,7 +116,7 @@ func EachClusterObject(spec ClusterSpec, fn func(runtime.Object) error) error {
 		}
 	}
 	for i := range spec.Nodes {
-		if err := fn(clusterNode(i)); err != nil {
+		if err := fn(clusterNode(i, spec.Zone(i))); err != nil {
 			return err
 		}
 	}
@@ -133,8 +146,8 @@ func uid(kind string, i, j int) types.UID {
 	return types.UID(fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", h&0xffffffff, j&0xffff, i>>12&0xfff, i&0xfff, i*7919+j))
 }
 
-// clusterNode is one of the identical nodes: one zone, 4 CPUs, 16 GiB.
-func clusterNode(i int) *corev1.Node {
+// clusterNode is one of the identical nodes, in zone, 4 CPUs, 16 GiB.
+func clusterNode(i int, zone string) *corev1.Node {
 	name := nodeName(i)
 	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"),
 		corev1.ResourcePods: resource.MustParse("110"), corev1.ResourceEphemeralStorage: resource.MustParse("100Gi")}
@@ -142,7 +155,7 @@ func clusterNode(i int) *corev1.Node {
 	return &corev1.Node{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, UID: uid("node", i, 0), ResourceVersion: fmt.Sprint(5000 + i), CreationTimestamp: ts,
 			Labels: map[string]string{corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64",
-				corev1.LabelInstanceTypeStable: "standard-4", corev1.LabelTopologyRegion: "region-1", corev1.LabelTopologyZone: "region-1a"}},
+				corev1.LabelInstanceTypeStable: "standard-4", corev1.LabelTopologyRegion: "region-1", corev1.LabelTopologyZone: zone}},
 		Spec: corev1.NodeSpec{PodCIDR: "10.244.0.0/24", ProviderID: "example://" + name},
 		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity,
 			Conditions: []corev1.NodeCondition{
