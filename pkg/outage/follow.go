@@ -71,7 +71,8 @@ type follower struct {
 	s      *sim
 	view   *scheduling.View
 	active map[types.UID]int
-	choice bool // an earlier replacement had several feasible nodes
+	owned  map[ownedKey]int // activeCounts
+	choice bool             // an earlier replacement had several feasible nodes
 	// nowhere: per owner, the placement of its last replacement when it
 	// fit nowhere, and binds then. With no bind since, the next one of the
 	// same template meets the same filters on the same nodes: the same
@@ -162,11 +163,7 @@ func (f *follower) wantsMore(p *corev1.Pod, ref *metav1.OwnerReference, owner me
 	}
 	n, ok := f.active[owner.GetUID()]
 	if !ok {
-		for _, q := range f.s.in.Pods {
-			if q.Namespace == p.Namespace && q.DeletionTimestamp == nil && !disruption.Finished(q) && metav1.IsControlledBy(q, owner) {
-				n++
-			}
-		}
+		n = f.activeCounts()[ownedKey{p.Namespace, owner.GetUID()}]
 	}
 	n-- // p is terminating now
 	more := n < int(want)
@@ -175,6 +172,26 @@ func (f *follower) wantsMore(p *corev1.Pod, ref *metav1.OwnerReference, owner me
 	}
 	f.active[owner.GetUID()] = n
 	return more
+}
+
+type ownedKey struct {
+	ns  string
+	uid types.UID
+}
+
+// activeCounts are the active pods (not terminating, not finished) of each
+// controller in each namespace, counted in one pass over the pods (not one
+// per owner).
+func (f *follower) activeCounts() map[ownedKey]int {
+	if f.owned == nil {
+		f.owned = map[ownedKey]int{}
+		for _, q := range f.s.in.Pods {
+			if ref := metav1.GetControllerOfNoCopy(q); ref != nil && q.DeletionTimestamp == nil && !disruption.Finished(q) {
+				f.owned[ownedKey{q.Namespace, ref.UID}]++
+			}
+		}
+	}
+	return f.owned
 }
 
 // newPod is the replacement as its controller creates it, Pending.
