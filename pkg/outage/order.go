@@ -1,0 +1,168 @@
+package outage
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// made is one replacement's pod as placed (bound when Node is set) and
+// its owner's key, parallel to Result.Replacements.
+type made struct {
+	pod   *corev1.Pod
+	owner types.UID
+}
+
+// orderDoubts: replacements whose creation windows overlap may be created
+// in any order (pods deleted by the taint eviction controller's workers,
+// nodes sharing a zone queue in heartbeat order). The model placed them
+// in one order; in another, one of them may take the room another was
+// given. Run after every placement: each run of overlapping windows is
+// looked at on the view as it was before the run (its pods removed, last
+// run first), where its candidates are every node it can reach in any
+// order, and a placement stays certain only if the others that may reach
+// its node leave it room.
+func (f *follower) orderDoubts() {
+	reps := f.s.res.Replacements
+	if f.view == nil || len(f.made) != len(reps) {
+		return
+	}
+	runs := overlapRuns(reps)
+	for i := len(runs) - 1; i >= 0; i-- {
+		run := runs[i]
+		for _, k := range run {
+			if f.made[k].pod.Spec.NodeName != "" {
+				f.view.Remove(f.made[k].pod)
+			}
+		}
+		if len(run) > 1 {
+			f.runDoubts(run)
+		}
+	}
+}
+
+// overlapRuns groups the replacements (in creation order) into maximal
+// runs of overlapping creation windows.
+func overlapRuns(reps []Replacement) [][]int {
+	var runs [][]int
+	end := 0.0
+	for k, r := range reps {
+		if len(runs) > 0 && r.At.Min <= end {
+			runs[len(runs)-1] = append(runs[len(runs)-1], k)
+			end = max(end, r.At.Max)
+			continue
+		}
+		runs, end = append(runs, []int{k}), r.At.Max
+	}
+	return runs
+}
+
+// runDoubts widens the run's candidates to every order and doubts the
+// placements another order can change.
+func (f *follower) runDoubts(run []int) {
+	reps := f.s.res.Replacements
+	reach := map[types.UID][]string{} // per owner, on the view before the run
+	for _, k := range run {
+		m := f.made[k]
+		if _, ok := reach[m.owner]; ok {
+			continue
+		}
+		pl, err := f.view.PlaceTemplate(unbound(m.pod), string(m.owner))
+		if err != nil {
+			return // the placement met the error already, said so
+		}
+		reach[m.owner] = pl.Feasible
+	}
+	room := map[string]bool{} // node|owner: still fits with every rival there
+	for _, k := range run {
+		r, m := &reps[k], f.made[k]
+		r.Candidates = anyOrder(reach[m.owner], r.Candidates)
+		switch {
+		case !r.Certain:
+		case r.Node == "" && len(reach[m.owner]) > 0:
+			f.orderDoubt(r, fmt.Sprintf("fits nowhere in the order modelled, but %s may be free had it been created earlier", nodeList(reach[m.owner])))
+		case r.Node != "" && len(r.Candidates) > 1:
+			f.orderDoubt(r, fmt.Sprintf("in another order it may go to %s", nodeList(r.Candidates)))
+		case r.Node != "" && !f.roomLeft(run, k, reach, room):
+			f.orderDoubt(r, fmt.Sprintf("another replacement created first in another order may take the room it needs on %s", r.Node))
+		}
+	}
+}
+
+// roomLeft: replacement k still fits on its node with every other pod of
+// the run that can reach that node bound there first (the worst order).
+func (f *follower) roomLeft(run []int, k int, reach map[types.UID][]string, memo map[string]bool) bool {
+	node, self := f.made[k].pod.Spec.NodeName, f.made[k].owner
+	key := node + "|" + string(self)
+	if v, ok := memo[key]; ok {
+		return v
+	}
+	var rivals []*corev1.Pod
+	skipped := false // one pod of its own owner is itself
+	for _, j := range run {
+		m := f.made[j]
+		if m.owner == self && !skipped {
+			skipped = true
+			continue
+		}
+		if !slices.Contains(reach[m.owner], node) {
+			continue
+		}
+		p := unbound(m.pod)
+		p.Spec.NodeName, p.Status.Phase = node, corev1.PodRunning
+		if f.view.Add(p) == nil {
+			rivals = append(rivals, p)
+		}
+	}
+	ok := len(rivals) == 0
+	if !ok {
+		pl, err := f.view.PlaceTemplate(unbound(f.made[k].pod), string(self))
+		ok = err == nil && slices.Contains(pl.Feasible, node)
+	}
+	for _, p := range rivals {
+		f.view.Remove(p)
+	}
+	memo[key] = ok
+	return ok
+}
+
+func (f *follower) orderDoubt(r *Replacement, why string) {
+	r.Certain = false
+	r.Reason = appendReason(r.Reason, why+" (the deletions' order is timing)")
+	f.s.doubt(fmt.Sprintf("replacements of %s: their placement depends on the order in which the deletions happen (timing)", r.Owner))
+}
+
+// anyOrder is every node reachable in some order: those reachable on the
+// view before the run, then any the order modelled found besides.
+func anyOrder(reach, found []string) []string {
+	if len(found) == 0 {
+		return slices.Clip(reach)
+	}
+	in := make(map[string]bool, len(reach))
+	for _, n := range reach {
+		in[n] = true
+	}
+	out := slices.Clone(reach)
+	for _, n := range found {
+		if !in[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// unbound is a pending copy of a placed replacement.
+func unbound(p *corev1.Pod) *corev1.Pod {
+	cp := *p
+	cp.Spec.NodeName, cp.Status.Phase = "", corev1.PodPending
+	return &cp
+}
+
+func nodeList(nodes []string) string {
+	if len(nodes) > 3 {
+		return fmt.Sprintf("%s, %s, %s and %d more", nodes[0], nodes[1], nodes[2], len(nodes)-3)
+	}
+	return fmt.Sprint(nodes)
+}
