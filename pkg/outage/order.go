@@ -64,6 +64,7 @@ func overlapRuns(reps []Replacement) [][]int {
 func (f *follower) runDoubts(run []int) {
 	reps := f.s.res.Replacements
 	reach := map[types.UID][]string{} // per owner, on the view before the run
+	sets := map[types.UID]map[string]bool{}
 	for _, k := range run {
 		m := f.made[k]
 		if _, ok := reach[m.owner]; ok {
@@ -73,19 +74,22 @@ func (f *follower) runDoubts(run []int) {
 		if err != nil {
 			return // the placement met the error already, said so
 		}
-		reach[m.owner] = pl.Feasible
+		reach[m.owner], sets[m.owner] = pl.Feasible, map[string]bool{}
+		for _, n := range pl.Feasible {
+			sets[m.owner][n] = true
+		}
 	}
 	room := map[string]bool{} // node|owner: still fits with every rival there
 	for _, k := range run {
 		r, m := &reps[k], f.made[k]
-		r.Candidates = anyOrder(reach[m.owner], r.Candidates)
+		r.Candidates = anyOrder(reach[m.owner], r.Candidates, sets[m.owner])
 		switch {
 		case !r.Certain:
 		case r.Node == "" && len(reach[m.owner]) > 0:
 			f.orderDoubt(r, fmt.Sprintf("fits nowhere in the order modelled, but %s may be free had it been created earlier", nodeList(reach[m.owner])))
 		case r.Node != "" && len(r.Candidates) > 1:
 			f.orderDoubt(r, fmt.Sprintf("in another order it may go to %s", nodeList(r.Candidates)))
-		case r.Node != "" && !f.roomLeft(run, k, reach, room):
+		case r.Node != "" && !f.roomLeft(run, k, sets, room):
 			f.orderDoubt(r, fmt.Sprintf("another replacement created first in another order may take the room it needs on %s", r.Node))
 		}
 	}
@@ -93,7 +97,7 @@ func (f *follower) runDoubts(run []int) {
 
 // roomLeft: replacement k still fits on its node with every other pod of
 // the run that can reach that node bound there first (the worst order).
-func (f *follower) roomLeft(run []int, k int, reach map[types.UID][]string, memo map[string]bool) bool {
+func (f *follower) roomLeft(run []int, k int, reach map[types.UID]map[string]bool, memo map[string]bool) bool {
 	node, self := f.made[k].pod.Spec.NodeName, f.made[k].owner
 	key := node + "|" + string(self)
 	if v, ok := memo[key]; ok {
@@ -107,7 +111,7 @@ func (f *follower) roomLeft(run []int, k int, reach map[types.UID][]string, memo
 			skipped = true
 			continue
 		}
-		if !slices.Contains(reach[m.owner], node) {
+		if !reach[m.owner][node] {
 			continue
 		}
 		p := unbound(m.pod)
@@ -135,22 +139,19 @@ func (f *follower) orderDoubt(r *Replacement, why string) {
 }
 
 // anyOrder is every node reachable in some order: those reachable on the
-// view before the run, then any the order modelled found besides.
-func anyOrder(reach, found []string) []string {
-	if len(found) == 0 {
-		return slices.Clip(reach)
-	}
-	in := make(map[string]bool, len(reach))
-	for _, n := range reach {
-		in[n] = true
-	}
-	out := slices.Clone(reach)
+// view before the run (shared by the owner's replacements, never
+// changed), then any the order modelled found besides.
+func anyOrder(reach, found []string, in map[string]bool) []string {
+	var extra []string
 	for _, n := range found {
 		if !in[n] {
-			out = append(out, n)
+			extra = append(extra, n)
 		}
 	}
-	return out
+	if len(extra) == 0 {
+		return slices.Clip(reach)
+	}
+	return append(slices.Clone(reach), extra...)
 }
 
 // unbound is a pending copy of a placed replacement.
