@@ -79,13 +79,16 @@ func (f *follower) runDoubts(run []int) {
 			sets[m.owner][n] = true
 		}
 	}
-	room := map[string]bool{} // node|owner: still fits with every rival there
+	if len(reach) < 2 {
+		return // one owner's replacements: the same pods in any order
+	}
+	room := map[string]bool{} // node|owner|n: still fits with every rival there
 	for _, k := range run {
 		r, m := &reps[k], f.made[k]
 		r.Candidates = anyOrder(reach[m.owner], r.Candidates, sets[m.owner])
 		switch {
 		case !r.Certain:
-		case r.Node == "" && len(reach[m.owner]) > 0:
+		case r.Node == "" && f.tookRoom(run, m.owner, sets):
 			f.orderDoubt(r, fmt.Sprintf("fits nowhere in the order modelled, but %s may be free had it been created earlier", nodeList(reach[m.owner])))
 		case r.Node != "" && len(r.Candidates) > 1:
 			f.orderDoubt(r, fmt.Sprintf("in another order it may go to %s", nodeList(r.Candidates)))
@@ -95,37 +98,53 @@ func (f *follower) runDoubts(run []int) {
 	}
 }
 
-// roomLeft: replacement k still fits on its node with every other pod of
-// the run that can reach that node bound there first (the worst order).
+// tookRoom: a replacement of another owner in the run was placed where
+// owner's could go (its own are the same pods in any order).
+func (f *follower) tookRoom(run []int, owner types.UID, reach map[types.UID]map[string]bool) bool {
+	for _, j := range run {
+		if m := f.made[j]; m.owner != owner && reach[owner][m.pod.Spec.NodeName] {
+			return true
+		}
+	}
+	return false
+}
+
+// roomLeft: replacement k still fits on its node with, bound there first,
+// every replacement of another owner in the run that can reach it (the
+// worst order) and those of its own owner the order modelled put there
+// before it (its own are the same pods in any order).
 func (f *follower) roomLeft(run []int, k int, reach map[types.UID]map[string]bool, memo map[string]bool) bool {
 	node, self := f.made[k].pod.Spec.NodeName, f.made[k].owner
-	key := node + "|" + string(self)
+	var rivals []*corev1.Pod
+	own := 0
+	for _, j := range run {
+		m := f.made[j]
+		switch {
+		case m.owner == self && j < k && m.pod.Spec.NodeName == node:
+			own++
+		case m.owner == self || !reach[m.owner][node]:
+			continue
+		}
+		rivals = append(rivals, m.pod)
+	}
+	if len(rivals) == own {
+		return true // only its own, where the order modelled had them
+	}
+	key := fmt.Sprintf("%s|%s|%d", node, self, own)
 	if v, ok := memo[key]; ok {
 		return v
 	}
-	var rivals []*corev1.Pod
-	skipped := false // one pod of its own owner is itself
-	for _, j := range run {
-		m := f.made[j]
-		if m.owner == self && !skipped {
-			skipped = true
-			continue
-		}
-		if !reach[m.owner][node] {
-			continue
-		}
-		p := unbound(m.pod)
+	var added []*corev1.Pod
+	for _, q := range rivals {
+		p := unbound(q)
 		p.Spec.NodeName, p.Status.Phase = node, corev1.PodRunning
 		if f.view.Add(p) == nil {
-			rivals = append(rivals, p)
+			added = append(added, p)
 		}
 	}
-	ok := len(rivals) == 0
-	if !ok {
-		pl, err := f.view.PlaceTemplate(unbound(f.made[k].pod), string(self))
-		ok = err == nil && slices.Contains(pl.Feasible, node)
-	}
-	for _, p := range rivals {
+	pl, err := f.view.PlaceTemplate(unbound(f.made[k].pod), string(self))
+	ok := err == nil && slices.Contains(pl.Feasible, node)
+	for _, p := range added {
 		f.view.Remove(p)
 	}
 	memo[key] = ok

@@ -64,3 +64,29 @@ func TestOrderDeterminedKeepsCertainty(t *testing.T) {
 		}
 	}
 }
+
+// One owner's replacements in an undetermined order are the same pods in
+// any order: room for two on a1, the third fits nowhere, all certain.
+func TestOrderOneOwnerUnchanged(t *testing.T) {
+	w := newWorld(node("a1", "za", "2"), node("b0", "zb", "4"), node("b1", "zb", "4"))
+	x := w.rs("x", 3, "1")
+	w.pod("x-1", "b0", x, "ReplicaSet", defaults(2)...)
+	w.pod("x-2", "b1", x, "ReplicaSet", defaults(2)...)
+	w.pod("x-3", "b1", x, "ReplicaSet", defaults(2)...)
+	r := w.predict("b0", "b1")
+	var placed, nowhere int
+	for _, rep := range r.Replacements {
+		if !rep.Certain {
+			t.Errorf("%s: %+v, want certain", rep.For, rep)
+		}
+		switch rep.Node {
+		case "a1":
+			placed++
+		case "":
+			nowhere++
+		}
+	}
+	if placed != 2 || nowhere != 1 {
+		t.Errorf("placed %d, nowhere %d: %+v", placed, nowhere, r.Replacements)
+	}
+}
