@@ -84,7 +84,7 @@ func (s *sim) markNodes() {
 			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("node %s is not Ready already: its taint may be set and its pods' clocks running; the times assume it fails now", name))
 		}
 		if !t.certain && !t.transient {
-			s.doubt(fmt.Sprintf("node %s: %s", name, t.reason))
+			s.doubt(t.reason) // a zone's reason: said once for its nodes
 		}
 		s.res.Nodes = append(s.res.Nodes, nr)
 	}
