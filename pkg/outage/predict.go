@@ -137,8 +137,8 @@ func (s *sim) fate(p *corev1.Pod, v verdict, t timing) PodResult {
 			// pass's start) shows: one set during that pass stays.
 			w := t.exposed.Add(v.delay)
 			pr.Certain = false
-			pr.Reason = fmt.Sprintf("stays unless its node is tainted during the pass that finds every zone down (the controller then removes only the taints it had read): deleted at T+%s..%ss then (%s)",
-				secs(w.Min), secs(w.Max), t.reason)
+			pr.Reason = fmt.Sprintf("every zone is fully disrupted: stays unless its node is the one of its zone tainted during the pass that finds every zone down "+
+				"(that taint stays: see the node): deleted at T+%s..%ss then", secs(w.Min), secs(w.Max))
 		case t.exposed != nil:
 			w := t.exposed.Add(v.delay)
 			pr.Certain = false
