@@ -15,7 +15,6 @@ import (
 	"github.com/scale-preview/scale-preview/pkg/rules"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 	"github.com/scale-preview/scale-preview/pkg/source"
-
 )
 
 // fileExtensions are the files kubectl reads from a directory given to -f.
