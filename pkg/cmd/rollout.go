@@ -39,7 +39,7 @@ func newRolloutCommand(root *Options) *cobra.Command {
 			"(--resume) starts, without changing anything: per step the old pods deleted (in rank order, with the rule that chose each), " +
 			"the new pods created and where they fit, the lowest availability and each PodDisruptionBudget's state, then whether the rollout " +
 			"completes, stalls (and what unblocks it) or does not start, and what a release whose new pods never become Ready costs. " +
-			"Deployments (RollingUpdate and Recreate). Read-only. See docs/rollout.md.",
+			"Deployments (RollingUpdate and Recreate) and StatefulSets (RollingUpdate, OnDelete). Read-only. See docs/rollout.md.",
 		Example:       rolloutExample,
 		Args:          cobra.ArbitraryArgs,
 		SilenceErrors: true,
@@ -86,7 +86,7 @@ func (o *RolloutOptions) Complete(args []string) error {
 	}
 	o.kind, o.name = rolloutKind(args[0]), args[1]
 	if o.kind == "" {
-		return withCode(ExitUnsupported, "%s has no rollout: rollout takes a Deployment (deploy/NAME)", args[0])
+		return withCode(ExitUnsupported, "%s has no rollout modelled: rollout takes a Deployment (deploy/NAME) or a StatefulSet (sts/NAME)", args[0])
 	}
 	o.change = rollout.Change{Kind: rollout.ChangeRestart}
 	if err := o.completeChange(); err != nil {
@@ -131,6 +131,8 @@ func rolloutKind(t string) string {
 	switch strings.ToLower(t) {
 	case "deploy", "deployment", "deployments", "deployment.apps", "deployments.apps":
 		return "Deployment"
+	case "sts", "statefulset", "statefulsets", "statefulset.apps", "statefulsets.apps":
+		return "StatefulSet"
 	}
 	return ""
 }
