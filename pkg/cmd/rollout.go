@@ -27,14 +27,17 @@ const rolloutExample = `  # What does kubectl rollout restart deployment/web del
 
   # A new image, offline, from a saved snapshot
   kubectl get nodes,pods,pdb,deploy,rs -A -o yaml > snap.yaml
-  kubectl scale-preview rollout deploy/web --image app=registry/web:v2 -f snap.yaml -o json`
+  kubectl scale-preview rollout deploy/web --image app=registry/web:v2 -f snap.yaml -o json
+
+  # A StatefulSet: reverse ordinal down to the partition
+  kubectl scale-preview rollout sts/db -n shop`
 
 // newRolloutCommand builds `kubectl scale-preview rollout`.
 func newRolloutCommand(root *Options) *cobra.Command {
 	o := &RolloutOptions{Options: root}
 	c := &cobra.Command{
 		Use:   "rollout TYPE/NAME [--image CONTAINER=IMAGE...] [--resume]",
-		Short: "Which pods a Deployment's rollout deletes, step by step, and whether it completes",
+		Short: "Which pods a Deployment's or StatefulSet's rollout deletes, step by step, and whether it completes",
 		Long: "Predict the rollout that `kubectl rollout restart` (no change flag), `kubectl set image` (--image) or `kubectl rollout resume` " +
 			"(--resume) starts, without changing anything: per step the old pods deleted (in rank order, with the rule that chose each), " +
 			"the new pods created and where they fit, the lowest availability and each PodDisruptionBudget's state, then whether the rollout " +
