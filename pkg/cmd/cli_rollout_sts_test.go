@@ -7,9 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/yaml"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
+	"github.com/scale-preview/scale-preview/pkg/source"
 )
 
 const rolloutSTSFile = "../../examples/rollout-sts.yaml"
@@ -110,5 +114,56 @@ func TestRolloutStatefulSetExample(t *testing.T) {
 	r = cliRun(t, nil, nil, rolloutSTSArgs("-o", "name")...)
 	if r.code != ExitOK || r.stdout != "pod/db-3\npod/db-2\npod/db-1\n" {
 		t.Fatalf("%s", r)
+	}
+}
+
+// Live: the same StatefulSet read from the API (the drain's reads list
+// StatefulSets already), on 1.36 where the gate is off, and with
+// --feature-gates turning it on.
+func TestRolloutStatefulSetLive(t *testing.T) {
+	cl, err := source.ReadClusterFiles([]string{rolloutSTSFile}, nil, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []runtime.Object
+	for _, n := range cl.Nodes {
+		objs = append(objs, n)
+	}
+	for _, p := range cl.Pods {
+		objs = append(objs, p)
+	}
+	for _, b := range cl.PDBs {
+		objs = append(objs, b)
+	}
+	set := cl.Workloads.StatefulSets[0].DeepCopy()
+	two := intstr.FromInt32(2)
+	set.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = &two
+	objs = append(objs, set)
+	for _, c := range []struct {
+		gates string
+		want  string
+	}{
+		{"", "shop/db-3|shop/db-2|shop/db-1"},
+		{"MaxUnavailableStatefulSet=true", "shop/db-3,shop/db-2||shop/db-1"},
+	} {
+		args := []string{"rollout", "sts/db", "-n", "shop", "--kube-version", "1.36", "--now", "2026-02-01T00:00:00Z", "-o", "json"}
+		if c.gates != "" {
+			args = append(args, "--feature-gates", c.gates)
+		}
+		r := cliRun(t, fake.NewClientset(objs...), nil, args...)
+		if r.code != ExitOK {
+			t.Fatalf("%s", r)
+		}
+		var p prediction.Prediction
+		if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+			t.Fatal(err)
+		}
+		var steps []string
+		for _, st := range p.Rollout.Steps {
+			steps = append(steps, strings.Join(st.Deleted, ","))
+		}
+		if got := strings.Join(steps, "|"); got != c.want || p.Rollout.Outcome != prediction.RolloutCompletes {
+			t.Errorf("gates %q: deleted per step %s (%s), want %s", c.gates, got, p.Rollout.Outcome, c.want)
+		}
 	}
 }
