@@ -266,6 +266,12 @@ e2e-steering:
 e2e-rollout:
 	cd test && $(GO) test -count=1 -v -run '^(TestRolloutScenarios|TestRandomRollouts)$$' -timeout 30m ./e2e/
 
+# Node and zone failures under the real node lifecycle controller, all
+# E2E_OUTAGE random scenarios (make check runs 3 of them).
+.PHONY: e2e-outage
+e2e-outage:
+	cd test && $(GO) test -count=1 -v -run '^TestOutageE2E$$' -timeout 60m ./e2e/
+
 # --- recorded oracles of older releases ---
 # Each test/versions/v1_NN module pins that release's k8s.io/kubernetes
 # (a whole release to compile: minutes each) and records what its real

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
-	"github.com/scale-preview/scale-preview/pkg/disruption"
 	"github.com/scale-preview/scale-preview/pkg/drain"
 	"github.com/scale-preview/scale-preview/pkg/rules"
 )
@@ -52,25 +50,10 @@ func newDrainCommand(root *Options) *cobra.Command {
 		Long: "Predict what `kubectl drain` does with the same flags, without cordoning or evicting anything: which pods kubectl refuses, " +
 			"skips or evicts, which evictions wait on a PodDisruptionBudget and for what, where the controllers' replacements can go, " +
 			"and per node whether the drain ends (drained), never ends (blocked) or never starts (refused). Read-only. See docs/drain.md.",
-		Example:       drainExample,
-		Args:          cobra.ArbitraryArgs,
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Complete(c, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context())
-		},
+		Example: drainExample,
 	}
-	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return withCode(ExitUsage, "%s; see kubectl scale-preview drain --help", strconvNoise.ReplaceAllString(err.Error(), ""))
-	})
 	o.addDrainFlags(c)
-	return c
+	return clusterCommand(c, o.Complete, o.Validate, o.Run)
 }
 
 func (o *DrainOptions) addDrainFlags(c *cobra.Command) {
@@ -84,15 +67,9 @@ func (o *DrainOptions) addDrainFlags(c *cobra.Command) {
 	fl.StringVar(&o.PodSelector, "pod-selector", "", "As kubectl drain: only pods matching this label selector.")
 	fl.BoolVar(&o.DisableEviction, "disable-eviction", false, "As kubectl drain: delete instead of evicting, bypassing PodDisruptionBudgets.")
 	fl.IntVar(&o.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", 0, "As kubectl drain: skip pods whose deletionTimestamp is older than N seconds.")
-	cmdutil.AddJsonFilenameFlag(fl, &o.Filenames, "Read objects from these files or directories (repeatable; \"-\" for stdin) instead of the cluster.")
-	fl.BoolVarP(&o.Recursive, "recursive", "R", false, "Read the directories given with -f recursively.")
-	o.PrintFlags.AddFlags(c)
-	fl.Lookup("output").Usage = "Output format: the table (default), name (the victims as pod/NAME), json, yaml, jsonpath=..., go-template=..."
-	_ = fl.MarkHidden("show-managed-fields")
-	fl.StringVar(&o.Now, "now", "", "Reference time (RFC3339), e.g. for --skip-wait-for-delete-timeout. Default: the current time.")
-	fl.StringVar(&o.KubeVersion, "kube-version", "", fmt.Sprintf("Apply the rules of this Kubernetes version (1.%d to 1.%d). Default: detected from the cluster; offline, 1.%d.", rules.Oldest, rules.Newest, rules.Newest))
+	o.addClusterFlags(c, clusterFlagWords{victims: "the victims", now: ", e.g. for --skip-wait-for-delete-timeout", version: "rules",
+		uncertain: "any node's outcome depends on scoring or timing"})
 	fl.StringVar(&o.FeatureGates, "feature-gates", "", "Override the scheduler's and API server's feature gates that change the drain.")
-	fl.BoolVar(&o.FailIfUncertain, "fail-if-uncertain", false, fmt.Sprintf("Exit with code %d when any node's outcome depends on scoring or timing (after printing).", ExitUncertain))
 }
 
 // Complete checks the arguments as kubectl drain does and resolves the
@@ -119,22 +96,13 @@ func (o *DrainOptions) Complete(c *cobra.Command, args []string) error {
 		return withCode(ExitUsage, "--pod-selector=<pod_selector> must be a valid label selector")
 	}
 	o.podSel = sel
-	o.ref.Namespace = o.commandNamespace() // -o name prints pod/NAME only for victims in it
-	if o.offline() {
-		if o.files, err = expandFiles(o.Filenames, o.Recursive); err != nil {
-			return err
-		}
-	}
-	if err := o.completePrinter(); err != nil {
-		return err
-	}
-	return o.completeRules()
+	return o.completeCluster()
 }
 
 // Validate checks the rules' version and gates.
 func (o *DrainOptions) Validate() error {
-	if o.minor != 0 && (o.minor < rules.Oldest || o.minor > rules.Newest) {
-		return withCode(ExitUsage, "version 1.%d is not supported: rules exist for 1.%d to 1.%d", o.minor, rules.Oldest, rules.Newest)
+	if err := o.validateVersion(); err != nil {
+		return err
 	}
 	known := append(rules.SchedulerGateNames(), rules.DisruptionGateNames()...)
 	for name := range o.gates {
@@ -155,10 +123,8 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, b := range disruption.Parse(cl.PDBs) {
-		if b.Err != nil { // the API server never stores one: the file is wrong
-			return withCode(ExitBadFile, "%v (fix the file: the API server rejects such a budget)", b.Err)
-		}
+	if err := checkBudgets(cl); err != nil {
+		return err
 	}
 	res, err := drain.Predict(o.drainInput(cl, nodes))
 	var nf *drain.NodeNotFoundError
@@ -168,17 +134,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pred := drainPrediction(res, nodes, o, info)
-	pred.Warnings = append(pred.Warnings, clusterWarnings(cl)...)
-	pred.Warnings = append(pred.Warnings, cl.Notes...)
-	pred.Normalize()
-	if err := o.printDrain(pred); err != nil {
-		return err
-	}
-	if o.FailIfUncertain && !pred.Certain {
-		return errDrainUncertain{}
-	}
-	return nil
+	return o.finishCluster(drainPrediction(res, nodes, o, info), cl, o.printDrain, errDrainUncertain{})
 }
 
 // errDrainUncertain is errUncertain (exit 8) in the drain's words.

@@ -69,21 +69,29 @@ func (o *DrainOptions) loadDrainFiles() (*source.Cluster, prediction.RulesInfo, 
 // drainNodes are the nodes in kubectl's order: as named, or as the API
 // lists the selector's (by name).
 func (o *DrainOptions) drainNodes(cl *source.Cluster) ([]string, error) {
-	has := func(name string) bool {
-		return slices.ContainsFunc(cl.Nodes, func(n *corev1.Node) bool { return n.Name == name })
-	}
 	if o.Selector == "" && len(o.nodes) > 0 {
-		for _, n := range o.nodes {
-			if !has(n) {
-				if o.offline() {
-					return nil, withCode(ExitNotFound, "node %q is not in the files (check the name)", n)
-				}
-				return nil, withCode(ExitNotFound, "node %q not found", n)
-			}
-		}
-		return o.nodes, nil
+		return o.namedNodes(cl, o.nodes)
 	}
 	sel, _ := labels.Parse(o.Selector)
+	return selectedNodes(cl, sel), nil
+}
+
+// namedNodes are names, each checked to be a node of cl.
+func (o *Options) namedNodes(cl *source.Cluster, names []string) ([]string, error) {
+	for _, n := range names {
+		if !slices.ContainsFunc(cl.Nodes, func(node *corev1.Node) bool { return node.Name == n }) {
+			if o.offline() {
+				return nil, withCode(ExitNotFound, "node %q is not in the files (check the name)", n)
+			}
+			return nil, withCode(ExitNotFound, "node %q not found", n)
+		}
+	}
+	return names, nil
+}
+
+// selectedNodes are the names of cl's nodes that sel matches, sorted (as
+// the API lists them).
+func selectedNodes(cl *source.Cluster, sel labels.Selector) []string {
 	var out []string
 	for _, n := range cl.Nodes {
 		if sel.Matches(labels.Set(n.Labels)) {
@@ -91,7 +99,7 @@ func (o *DrainOptions) drainNodes(cl *source.Cluster) ([]string, error) {
 		}
 	}
 	slices.Sort(out)
-	return out, nil
+	return out
 }
 
 // drainInput is the model's input.

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
-	"github.com/scale-preview/scale-preview/pkg/disruption"
 	"github.com/scale-preview/scale-preview/pkg/outage"
 	"github.com/scale-preview/scale-preview/pkg/rules"
 )
@@ -57,25 +55,10 @@ func newOutageCommand(root *Options) *cobra.Command {
 			"(at the rate its zone's state allows), when each pod is deleted (its tolerationSeconds), which pods stay or stay stuck " +
 			"Terminating and what unblocks them, where the replacements can go, and which workloads and PodDisruptionBudgets fall short. " +
 			"Times are seconds after the failure, from the kube-controller-manager settings assumed (flags below). Read-only. See docs/outage.md.",
-		Example:       outageExample,
-		Args:          cobra.ArbitraryArgs,
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Complete(c, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context())
-		},
+		Example: outageExample,
 	}
-	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return withCode(ExitUsage, "%s; see kubectl scale-preview outage --help", strconvNoise.ReplaceAllString(err.Error(), ""))
-	})
 	o.addOutageFlags(c)
-	return c
+	return clusterCommand(c, o.Complete, o.Validate, o.Run)
 }
 
 func (o *OutageOptions) addOutageFlags(c *cobra.Command) {
@@ -90,14 +73,8 @@ func (o *OutageOptions) addOutageFlags(c *cobra.Command) {
 	fl.Float64Var(&o.SecondaryRate, "secondary-node-eviction-rate", 0, "Assume kube-controller-manager's --secondary-node-eviction-rate (a partially disrupted large zone). Default: 0.01.")
 	fl.Float64Var(&o.ZoneThreshold, "unhealthy-zone-threshold", 0, "Assume kube-controller-manager's --unhealthy-zone-threshold. Default: 0.55.")
 	fl.IntVar(&o.LargeClusterSz, "large-cluster-size-threshold", 0, "Assume kube-controller-manager's --large-cluster-size-threshold. Default: 50.")
-	cmdutil.AddJsonFilenameFlag(fl, &o.Filenames, "Read objects from these files or directories (repeatable; \"-\" for stdin) instead of the cluster.")
-	fl.BoolVarP(&o.Recursive, "recursive", "R", false, "Read the directories given with -f recursively.")
-	o.PrintFlags.AddFlags(c)
-	fl.Lookup("output").Usage = "Output format: the table (default), name (the deleted pods as pod/NAME), json, yaml, jsonpath=..., go-template=..."
-	_ = fl.MarkHidden("show-managed-fields")
-	fl.StringVar(&o.Now, "now", "", "Reference time (RFC3339) for the budgets' status. Default: the current time.")
-	fl.StringVar(&o.KubeVersion, "kube-version", "", fmt.Sprintf("Apply the rules and defaults of this Kubernetes version (1.%d to 1.%d). Default: detected from the cluster; offline, 1.%d.", rules.Oldest, rules.Newest, rules.Newest))
-	fl.BoolVar(&o.FailIfUncertain, "fail-if-uncertain", false, fmt.Sprintf("Exit with code %d when any fate depends on timing or on input the snapshot lacks (after printing).", ExitUncertain))
+	o.addClusterFlags(c, clusterFlagWords{victims: "the deleted pods", now: " for the budgets' status", version: "rules and defaults",
+		uncertain: "any fate depends on timing or on input the snapshot lacks"})
 }
 
 // Complete checks the arguments and resolves the files, time, rules and printer.
@@ -126,23 +103,13 @@ func (o *OutageOptions) Complete(c *cobra.Command, args []string) error {
 	}
 	o.flags = map[string]bool{}
 	c.Flags().Visit(func(f *pflag.Flag) { o.flags[f.Name] = true })
-	o.ref.Namespace = o.commandNamespace()
-	if o.offline() {
-		var err error
-		if o.files, err = expandFiles(o.Filenames, o.Recursive); err != nil {
-			return err
-		}
-	}
-	if err := o.completePrinter(); err != nil {
-		return err
-	}
-	return o.completeRules()
+	return o.completeCluster()
 }
 
 // Validate checks the version, the condition and the settings.
 func (o *OutageOptions) Validate() error {
-	if o.minor != 0 && (o.minor < rules.Oldest || o.minor > rules.Newest) {
-		return withCode(ExitUsage, "version 1.%d is not supported: rules exist for 1.%d to 1.%d", o.minor, rules.Oldest, rules.Newest)
+	if err := o.validateVersion(); err != nil {
+		return err
 	}
 	if o.FeatureGates != "" {
 		return withCode(ExitUsage, "outage reads no feature gate: drop --feature-gates")
@@ -194,10 +161,8 @@ func (o *OutageOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, b := range disruption.Parse(cl.PDBs) {
-		if b.Err != nil {
-			return withCode(ExitBadFile, "%v (fix the file: the API server rejects such a budget)", b.Err)
-		}
+	if err := checkBudgets(cl); err != nil {
+		return err
 	}
 	res, err := outage.Predict(o.outageInput(cl, nodes))
 	var nf *outage.NodeNotFoundError
@@ -207,17 +172,7 @@ func (o *OutageOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pred := outagePrediction(res, nodes, o, info)
-	pred.Warnings = append(pred.Warnings, clusterWarnings(cl)...)
-	pred.Warnings = append(pred.Warnings, cl.Notes...)
-	pred.Normalize()
-	if err := o.printOutage(pred); err != nil {
-		return err
-	}
-	if o.FailIfUncertain && !pred.Certain {
-		return errOutageUncertain{}
-	}
-	return nil
+	return o.finishCluster(outagePrediction(res, nodes, o, info), cl, o.printOutage, errOutageUncertain{})
 }
 
 // errOutageUncertain is errUncertain (exit 8) in the outage's words.

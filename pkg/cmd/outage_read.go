@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -23,34 +22,17 @@ func (o *OutageOptions) loadOutageCluster(ctx context.Context) (*source.Cluster,
 // outageNodes are the failed nodes: as named, the selector's or the
 // zone's (by name).
 func (o *OutageOptions) outageNodes(cl *source.Cluster) ([]string, error) {
-	has := func(name string) bool {
-		return slices.ContainsFunc(cl.Nodes, func(n *corev1.Node) bool { return n.Name == name })
-	}
 	if len(o.nodes) > 0 {
-		for _, n := range o.nodes {
-			if !has(n) {
-				if o.offline() {
-					return nil, withCode(ExitNotFound, "node %q is not in the files (check the name)", n)
-				}
-				return nil, withCode(ExitNotFound, "node %q not found", n)
-			}
-		}
-		return o.nodes, nil
+		return o.namedNodes(cl, o.nodes)
 	}
 	sel, _ := labels.Parse(o.Selector)
 	if o.Zone != "" {
 		sel = labels.SelectorFromSet(labels.Set{corev1.LabelTopologyZone: o.Zone})
 	}
-	var out []string
-	for _, n := range cl.Nodes {
-		if sel.Matches(labels.Set(n.Labels)) {
-			out = append(out, n.Name)
-		}
-	}
+	out := selectedNodes(cl, sel)
 	if o.Zone != "" && len(out) == 0 {
 		return nil, withCode(ExitNotFound, "no node has %s=%s (check the zone's name: kubectl get nodes -L %s)", corev1.LabelTopologyZone, o.Zone, corev1.LabelTopologyZone)
 	}
-	slices.Sort(out)
 	return out, nil
 }
 

@@ -1,14 +1,11 @@
 package cmd
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
-	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/scale-preview/scale-preview/pkg/rollout"
-	"github.com/scale-preview/scale-preview/pkg/rules"
 )
 
 // RolloutOptions are `rollout`'s inputs; the root's common flags come
@@ -43,40 +40,19 @@ func newRolloutCommand(root *Options) *cobra.Command {
 			"the new pods created and where they fit, the lowest availability and each PodDisruptionBudget's state, then whether the rollout " +
 			"completes, stalls (and what unblocks it) or does not start, and what a release whose new pods never become Ready costs. " +
 			"Deployments (RollingUpdate and Recreate) and StatefulSets (RollingUpdate, OnDelete). Read-only. See docs/rollout.md.",
-		Example:       rolloutExample,
-		Args:          cobra.ArbitraryArgs,
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context())
-		},
+		Example: rolloutExample,
 	}
-	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return withCode(ExitUsage, "%s; see kubectl scale-preview rollout --help", strconvNoise.ReplaceAllString(err.Error(), ""))
-	})
 	o.addRolloutFlags(c)
-	return c
+	return clusterCommand(c, func(_ *cobra.Command, args []string) error { return o.Complete(args) }, o.Validate, o.Run)
 }
 
 func (o *RolloutOptions) addRolloutFlags(c *cobra.Command) {
 	fl := c.Flags()
 	fl.StringArrayVar(&o.Images, "image", nil, "As kubectl set image: CONTAINER=IMAGE (repeatable; *=IMAGE sets every container).")
 	fl.BoolVar(&o.Resume, "resume", false, "As kubectl rollout resume: the rollout a paused Deployment starts when resumed.")
-	cmdutil.AddJsonFilenameFlag(fl, &o.Filenames, "Read objects from these files or directories (repeatable; \"-\" for stdin) instead of the cluster.")
-	fl.BoolVarP(&o.Recursive, "recursive", "R", false, "Read the directories given with -f recursively.")
-	o.PrintFlags.AddFlags(c)
-	fl.Lookup("output").Usage = "Output format: the table (default), name (the victims as pod/NAME), json, yaml, jsonpath=..., go-template=..."
-	_ = fl.MarkHidden("show-managed-fields")
-	fl.StringVar(&o.Now, "now", "", "Reference time (RFC3339) for pod ages and the restartedAt annotation. Default: the current time.")
-	fl.StringVar(&o.KubeVersion, "kube-version", "", fmt.Sprintf("Apply the rules of this Kubernetes version (1.%d to 1.%d). Default: detected from the cluster; offline, 1.%d.", rules.Oldest, rules.Newest, rules.Newest))
+	o.addClusterFlags(c, clusterFlagWords{victims: "the victims", now: " for pod ages and the restartedAt annotation", version: "rules",
+		uncertain: "any step depends on a tie, the scheduler's scoring or timing"})
 	fl.StringVar(&o.FeatureGates, "feature-gates", "", "Override feature gates that change the ranking or the scheduler's filters.")
-	fl.BoolVar(&o.FailIfUncertain, "fail-if-uncertain", false, fmt.Sprintf("Exit with code %d when any step depends on a tie, the scheduler's scoring or timing (after printing).", ExitUncertain))
 }
 
 // Complete parses TYPE/NAME (or TYPE NAME) and the change.
@@ -95,17 +71,7 @@ func (o *RolloutOptions) Complete(args []string) error {
 	if err := o.completeChange(); err != nil {
 		return err
 	}
-	o.ref.Namespace = o.commandNamespace()
-	var err error
-	if o.offline() {
-		if o.files, err = expandFiles(o.Filenames, o.Recursive); err != nil {
-			return err
-		}
-	}
-	if err := o.completePrinter(); err != nil {
-		return err
-	}
-	return o.completeRules()
+	return o.completeCluster()
 }
 
 func (o *RolloutOptions) completeChange() error {
@@ -142,8 +108,5 @@ func rolloutKind(t string) string {
 
 // Validate checks the rules' version.
 func (o *RolloutOptions) Validate() error {
-	if o.minor != 0 && (o.minor < rules.Oldest || o.minor > rules.Newest) {
-		return withCode(ExitUsage, "version 1.%d is not supported: rules exist for 1.%d to 1.%d", o.minor, rules.Oldest, rules.Newest)
-	}
-	return nil
+	return o.validateVersion()
 }

@@ -46,17 +46,11 @@ func (o *RolloutOptions) Run(ctx context.Context) error {
 	case err != nil:
 		return err
 	}
-	pred := rolloutPrediction(res, target, rs, info, o)
-	pred.Warnings = append(pred.Warnings, clusterWarnings(cl)...)
-	pred.Warnings = append(pred.Warnings, cl.Notes...)
-	pred.Normalize()
-	if err := o.printWith(pred, func() error { return printer.RolloutTable(o.Out, pred, o.width(o.Out)) }); err != nil {
-		return err
+	printTable := func(pred *prediction.Prediction) error {
+		return o.printWith(pred, func() error { return printer.RolloutTable(o.Out, pred, o.width(o.Out)) })
 	}
-	if o.FailIfUncertain && !pred.Certain {
-		return withCode(ExitUncertain, "some steps depend on a tie, the scheduler's scoring or timing (--fail-if-uncertain); see the warnings")
-	}
-	return nil
+	return o.finishCluster(rolloutPrediction(res, target, rs, info, o), cl, printTable,
+		withCode(ExitUncertain, "some steps depend on a tie, the scheduler's scoring or timing (--fail-if-uncertain); see the warnings"))
 }
 
 // loadRolloutCluster reads what a rollout reads: the scheduler's view, the

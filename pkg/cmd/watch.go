@@ -12,12 +12,13 @@ import (
 
 	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -196,12 +197,11 @@ func (w *watchLoop) run(ctx context.Context, last *prediction.Prediction) error 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	kick := make(chan struct{}, 1)
-	factories := w.startInformers(ctx, kick)
-	defer func() { // Shutdown waits for the informers, which stop with ctx
+	var running sync.WaitGroup
+	w.startInformers(ctx, kick, &running)
+	defer func() { // wait for the informers, which stop with ctx
 		cancel()
-		for _, f := range factories {
-			f.Shutdown()
-		}
+		running.Wait()
 	}()
 	for {
 		if !w.wait(ctx, kick, last) {
@@ -228,7 +228,7 @@ func (w *watchLoop) run(ctx context.Context, last *prediction.Prediction) error 
 // watch that fails (forbidden, the server gone) says so once on stderr
 // instead of client-go's log lines; expiry and EOF are the informer's
 // routine and say nothing.
-func (w *watchLoop) startInformers(ctx context.Context, kick chan struct{}) []informers.SharedInformerFactory {
+func (w *watchLoop) startInformers(ctx context.Context, kick chan struct{}, running *sync.WaitGroup) {
 	signal := func() {
 		select {
 		case kick <- struct{}{}:
@@ -237,7 +237,7 @@ func (w *watchLoop) startInformers(ctx context.Context, kick chan struct{}) []in
 	}
 	var mu sync.Mutex
 	lastErr := ""
-	infs, factories := w.informers()
+	infs := w.informers()
 	for _, inf := range infs {
 		_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || ctx.Err() != nil {
@@ -256,10 +256,9 @@ func (w *watchLoop) startInformers(ctx context.Context, kick chan struct{}) []in
 			DeleteFunc: func(any) { signal() },
 		})
 	}
-	for _, f := range factories {
-		f.Start(ctx.Done())
+	for _, inf := range infs {
+		running.Go(func() { inf.RunWithContext(ctx) })
 	}
-	return factories
 }
 
 // wait blocks until something changed (and settled), or the answer's
@@ -302,29 +301,27 @@ func (w *watchLoop) settle(ctx context.Context, kick <-chan struct{}) {
 
 // informers watch the pods (by the workload's selector), the workload
 // itself and, for a Deployment, its ReplicaSets; for an autoscaler also
-// the autoscaler. They come from client-go's informer factories: one
-// filtered by the pods' selector, one by the workload's name.
-func (w *watchLoop) informers() ([]cache.SharedIndexInformer, []informers.SharedInformerFactory) {
-	ns, ref := w.ref.Namespace, w.ref
-	bySelector := informers.NewSharedInformerFactoryWithOptions(w.client, 0, informers.WithNamespace(ns),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = w.pods.String() }))
-	byName := informers.NewSharedInformerFactoryWithOptions(w.client, 0, informers.WithNamespace(ns),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ref.Name).String()
-		}))
-	out := []cache.SharedIndexInformer{bySelector.Core().V1().Pods().Informer()}
+// the autoscaler.
+func (w *watchLoop) informers() []cache.SharedIndexInformer {
+	ns, ref, c := w.ref.Namespace, w.ref, w.client
+	bySelector := func(o *metav1.ListOptions) { o.LabelSelector = w.pods.String() }
+	byName := func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ref.Name).String()
+	}
+	out := []cache.SharedIndexInformer{informerFor(c, c.CoreV1().Pods(ns), &corev1.Pod{}, bySelector)}
 	switch ref.Kind {
 	case snapshot.HorizontalPodAutoscaler:
 		// The target's pods are watched; its spec moves with the autoscaler's status.
-		out = append(out, byName.Autoscaling().V2().HorizontalPodAutoscalers().Informer())
+		out = append(out, informerFor(c, c.AutoscalingV2().HorizontalPodAutoscalers(ns), &autoscalingv2.HorizontalPodAutoscaler{}, byName))
 	case snapshot.Deployment:
-		out = append(out, byName.Apps().V1().Deployments().Informer(), bySelector.Apps().V1().ReplicaSets().Informer())
+		out = append(out, informerFor(c, c.AppsV1().Deployments(ns), &appsv1.Deployment{}, byName),
+			informerFor(c, c.AppsV1().ReplicaSets(ns), &appsv1.ReplicaSet{}, bySelector))
 	case snapshot.ReplicaSet:
-		out = append(out, byName.Apps().V1().ReplicaSets().Informer())
+		out = append(out, informerFor(c, c.AppsV1().ReplicaSets(ns), &appsv1.ReplicaSet{}, byName))
 	case snapshot.StatefulSet:
-		out = append(out, byName.Apps().V1().StatefulSets().Informer())
+		out = append(out, informerFor(c, c.AppsV1().StatefulSets(ns), &appsv1.StatefulSet{}, byName))
 	case snapshot.ReplicationController:
-		out = append(out, byName.Core().V1().ReplicationControllers().Informer())
+		out = append(out, informerFor(c, c.CoreV1().ReplicationControllers(ns), &corev1.ReplicationController{}, byName))
 	}
 	for _, inf := range out {
 		// The caches exist to say that something changed: keep only each
@@ -336,7 +333,7 @@ func (w *watchLoop) informers() ([]cache.SharedIndexInformer, []informers.Shared
 			return obj, nil
 		})
 	}
-	return out, []informers.SharedInformerFactory{bySelector, byName}
+	return out
 }
 
 func metaOnly(obj any) (*metav1.PartialObjectMetadata, error) {

@@ -98,8 +98,10 @@ func (o *Owners) ExpectedScale(pods []*corev1.Pod) (count int32, unknown string,
 			err = fmt.Errorf("found no controllers for pod %q", p.Name)
 			continue
 		}
+		if !seen[uid] { // a Deployment counts once over all its ReplicaSets
+			count += scale
+		}
 		seen[ref.UID], seen[uid] = true, true
-		count += scale
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
@@ -131,6 +133,38 @@ func (o *Owners) find(ns string, ref *metav1.OwnerReference) (types.UID, int32, 
 }
 
 func replicas(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}
+
+// Finished: the pod succeeded or failed; no controller counts it as active.
+func Finished(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// ActiveWanted is how an owner answers a pod that leaves: a ReplicaSet or
+// ReplicationController keeps want active pods (spec.replicas, counted
+// true); for any other kind replaces says whether it makes a new pod
+// (a Job unless it finished; the rest are their callers' to judge).
+func ActiveWanted(owner metav1.Object) (want int32, counted, replaces bool) {
+	switch o := owner.(type) {
+	case *appsv1.ReplicaSet:
+		return replicasOr1(o.Spec.Replicas), true, true
+	case *corev1.ReplicationController:
+		return replicasOr1(o.Spec.Replicas), true, true
+	case *batchv1.Job:
+		for _, c := range o.Status.Conditions {
+			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+				return 0, false, false
+			}
+		}
+	}
+	return 0, false, true
+}
+
+func replicasOr1(p *int32) int32 {
 	if p == nil {
 		return 1
 	}

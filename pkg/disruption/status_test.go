@@ -47,8 +47,11 @@ func TestCompute(t *testing.T) {
 	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1", UID: "r",
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "d", Controller: ptr(true)}}},
 		Spec: appsv1.ReplicaSetSpec{Replicas: ptr(int32(4))}}
+	rs2 := rs.DeepCopy()
+	rs2.Name, rs2.UID = "web-2", "r2"
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j", UID: "j"}}
-	owners := NewOwners(Workloads{Deployments: []*appsv1.Deployment{dep}, ReplicaSets: []*appsv1.ReplicaSet{rs}, Jobs: []*batchv1.Job{job}})
+	owners := NewOwners(Workloads{Deployments: []*appsv1.Deployment{dep}, ReplicaSets: []*appsv1.ReplicaSet{rs, rs2}, Jobs: []*batchv1.Job{job}})
+	rs2Ref := &metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-2", UID: "r2", Controller: ptr(true)}
 	rsRef := &metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "r", Controller: ptr(true)}
 	jobRef := &metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "j", UID: "j", Controller: ptr(true)}
 	goneRef := &metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "gone", UID: "g", Controller: ptr(true)}
@@ -66,6 +69,10 @@ func TestCompute(t *testing.T) {
 		// maxUnavailable 30% of 5 rounds up to 2: desired 3.
 		{"maxUnavailable percent", budget(nil, pct("30%")), pods(rsRef, 4, 0), 5, 3, 4, 1, false, false},
 		{"maxUnavailable int", budget(nil, intOr(1)), pods(rsRef, 5, 0), 5, 4, 5, 1, false, false},
+		// Mid-rollout: the pods of two ReplicaSets count their Deployment
+		// once (getExpectedScale keys the scale by the Deployment's UID):
+		// 25% of 5 rounds up to 2, desired 3.
+		{"maxUnavailable percent, two ReplicaSets", budget(nil, pct("25%")), append(pods(rsRef, 5, 0), pods(rs2Ref, 0, 3)...), 5, 3, 5, 2, false, false},
 		// desired never goes below 0.
 		{"maxUnavailable above scale", budget(nil, intOr(9)), pods(rsRef, 1, 0), 5, 0, 1, 1, false, false},
 		// No pods: expected 0 allows nothing.

@@ -11,9 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	kdrain "k8s.io/kubectl/pkg/drain"
 )
 
@@ -27,43 +24,33 @@ type verdict struct {
 
 // kubectlFilters runs kubectl's own GetPodsForDeletion filters (deleted,
 // DaemonSet, mirror, local storage, unreplicated) one pod at a time,
-// through a fake client that holds the pod and the snapshot's DaemonSets.
+// through a client that serves the pod and the snapshot's DaemonSets.
 // The skip-wait-for-delete filter reads the clock, so it is applied here
 // with the input's time instead.
 type kubectlFilters struct {
-	helper  *kdrain.Helper
-	current *corev1.Pod
-	now     time.Time
-	opts    Options
+	helper *kdrain.Helper
+	client *filterClient
+	now    time.Time
+	opts   Options
 }
 
 func newKubectlFilters(in Input) *kubectlFilters {
-	objs := make([]runtime.Object, 0, len(in.Workloads.DaemonSets))
-	for _, d := range in.Workloads.DaemonSets {
-		objs = append(objs, d.DeepCopy())
-	}
+	ds := in.Workloads.DaemonSets
 	if !in.OwnersRead["DaemonSet"] {
-		objs = append(objs, assumedDaemonSets(in.Pods)...)
+		ds = append(slices.Clip(ds), assumedDaemonSets(in.Pods)...)
 	}
-	cs := fake.NewClientset()
-	for _, o := range objs {
-		_ = cs.Tracker().Add(o) // a duplicate (bad input) keeps the first
-	}
-	f := &kubectlFilters{now: in.Now, opts: in.Options}
-	cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, &corev1.PodList{Items: []corev1.Pod{*f.current}}, nil
-	})
+	c := newFilterClient(ds)
 	o := in.Options
-	f.helper = &kdrain.Helper{Ctx: context.Background(), Client: cs, Force: o.Force, IgnoreAllDaemonSets: o.IgnoreDaemonSets,
+	h := &kdrain.Helper{Ctx: context.Background(), Client: c, Force: o.Force, IgnoreAllDaemonSets: o.IgnoreDaemonSets,
 		DeleteEmptyDirData: o.DeleteEmptyDirData, GracePeriodSeconds: o.GracePeriodSeconds, Out: io.Discard, ErrOut: io.Discard}
-	return f
+	return &kubectlFilters{helper: h, client: c, now: in.Now, opts: o}
 }
 
 // assumedDaemonSets stand in for the DaemonSets the input lacks, so that
 // kubectl's filter finds the pods' owners (the answer notes it).
-func assumedDaemonSets(pods []*corev1.Pod) []runtime.Object {
+func assumedDaemonSets(pods []*corev1.Pod) []*appsv1.DaemonSet {
 	seen := map[string]bool{}
-	var out []runtime.Object
+	var out []*appsv1.DaemonSet
 	for _, p := range pods {
 		ref := metav1.GetControllerOf(p)
 		if ref == nil || ref.Kind != "DaemonSet" || seen[p.Namespace+"/"+ref.Name] {
@@ -81,7 +68,7 @@ func (f *kubectlFilters) check(p *corev1.Pod) verdict {
 		int(f.now.Sub(p.DeletionTimestamp.Time).Seconds()) > s {
 		return verdict{skip: true, warning: fmt.Sprintf("its deletionTimestamp is older than --skip-wait-for-delete-timeout=%d", s)}
 	}
-	f.current = p
+	f.client.current = p
 	list, errs := f.helper.GetPodsForDeletion(p.Spec.NodeName)
 	if len(errs) > 0 {
 		msgs := make([]string, 0, len(errs))

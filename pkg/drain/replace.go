@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -25,16 +23,12 @@ func (s *state) remove(p *podState) {
 		pod.DeletionTimestamp = &t
 	}
 	s.setPod(p, pod)
-	if finished(pod) {
+	if disruption.Finished(pod) {
 		return // the controller replaced it when it finished
 	}
 	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil && ref.Kind != "StatefulSet" {
 		s.replace(p)
 	}
-}
-
-func finished(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
 // replace creates the owner's new pod for old, if its owner makes one.
@@ -84,36 +78,17 @@ func (s *state) replace(old *podState) {
 // ReplicationController counts its active pods (not terminating, not
 // finished) against spec.replicas; a finished Job creates none.
 func (s *state) wantsMore(owner metav1.Object, ref *metav1.OwnerReference) bool {
-	var want int32
-	switch o := owner.(type) {
-	case *appsv1.ReplicaSet:
-		want = replicasOr1(o.Spec.Replicas)
-	case *corev1.ReplicationController:
-		want = replicasOr1(o.Spec.Replicas)
-	case *batchv1.Job:
-		for _, c := range o.Status.Conditions {
-			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-				return false
-			}
-		}
-		return true
-	default:
-		return true
+	want, counted, replaces := disruption.ActiveWanted(owner)
+	if !counted {
+		return replaces
 	}
 	var active int32
 	for _, p := range s.ownedBy(ref) {
-		if !p.gone && !p.terminating() && !finished(p.pod) && metav1.IsControlledBy(p.pod, owner) {
+		if !p.gone && !p.terminating() && !disruption.Finished(p.pod) && metav1.IsControlledBy(p.pod, owner) {
 			active++
 		}
 	}
 	return active < want
-}
-
-func replicasOr1(p *int32) int32 {
-	if p == nil {
-		return 1
-	}
-	return *p
 }
 
 // readiness guesses whether a new pod of the owner becomes Ready: yes
@@ -136,7 +111,7 @@ func (s *state) readiness(old *podState, ref *metav1.OwnerReference) (ready, unk
 		}
 	}
 	if readyN == 0 && notReady == 0 {
-		if p := old.pod; p.Spec.NodeName != "" && !finished(p) && p.DeletionTimestamp == nil && !disruption.IsReady(p) {
+		if p := old.pod; p.Spec.NodeName != "" && !disruption.Finished(p) && p.DeletionTimestamp == nil && !disruption.IsReady(p) {
 			return true, true // a lone pod that is starting: it may or may not become Ready
 		}
 		return disruption.IsReady(old.pod), !disruption.IsReady(old.pod)
@@ -376,7 +351,7 @@ func (s *state) terminate() bool {
 		p.gone, changed = true, true
 		s.forget(p.pod)
 		s.touch(p)
-		if ref := metav1.GetControllerOfNoCopy(p.pod); ref != nil && ref.Kind == "StatefulSet" && !finished(p.pod) && p.repl == nil {
+		if ref := metav1.GetControllerOfNoCopy(p.pod); ref != nil && ref.Kind == "StatefulSet" && !disruption.Finished(p.pod) && p.repl == nil {
 			s.replace(p)
 		}
 	}

@@ -377,7 +377,7 @@ func (s *state) schedNodes() []*corev1.Node {
 func (s *state) markStarting(p *podState) {
 	pod := p.pod
 	ref := metav1.GetControllerOfNoCopy(pod)
-	if ref == nil || pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil || finished(pod) || disruption.IsReady(pod) {
+	if ref == nil || pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil || disruption.Finished(pod) || disruption.IsReady(pod) {
 		return
 	}
 	p.willReady, p.readyUnknown = s.readiness(p, ref)

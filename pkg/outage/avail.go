@@ -114,7 +114,7 @@ func (s *sim) workloads(budgets map[string]*Budget) {
 	var order []string
 	for _, p := range s.in.Pods {
 		ref := metav1.GetControllerOfNoCopy(p)
-		if ref == nil || p.DeletionTimestamp != nil || finished(p) {
+		if ref == nil || p.DeletionTimestamp != nil || disruption.Finished(p) {
 			continue
 		}
 		owner := disruption.OwnerName(ref, s.owners.Get(p.Namespace, ref))

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,7 +29,7 @@ func (s *sim) afterDelete(p *corev1.Pod, pr PodResult) PodResult {
 	switch {
 	case ref == nil:
 		pr.Reason = "no controller: deleted and never replaced (lost)"
-	case finished(p):
+	case disruption.Finished(p):
 		pr.Reason = "finished: nothing replaces it"
 	case ref.Kind == "DaemonSet":
 		pr.Reason = "DaemonSet pod lacking the DaemonSet controller's tolerations: deleted, not made elsewhere"
@@ -52,10 +51,6 @@ func (s *sim) stuck(pr PodResult, why string) PodResult {
 		pr.Reason += " (a not-ready kubelet that still runs may complete the deletion)"
 	}
 	return pr
-}
-
-func finished(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
 // waitsForFailed: the Job keeps podReplacementPolicy Failed (set, or
@@ -105,7 +100,7 @@ func (s *sim) follow() {
 	f := &follower{s: s, active: map[types.UID]int{}, nowhere: map[types.UID]memo{}}
 	for _, i := range order {
 		pr, p := &s.res.Pods[i], s.podObjs[i]
-		if pr.Fate != FateDeleted || finished(p) {
+		if pr.Fate != FateDeleted || disruption.Finished(p) {
 			continue
 		}
 		if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.Kind != "DaemonSet" {
@@ -161,26 +156,14 @@ func (f *follower) replace(pr *PodResult, p *corev1.Pod, ref *metav1.OwnerRefere
 // (not terminating, not finished: FilterActivePods) against
 // spec.replicas; a Job that has not finished replaces its pod.
 func (f *follower) wantsMore(p *corev1.Pod, ref *metav1.OwnerReference, owner metav1.Object) bool {
-	var want int32
-	switch o := owner.(type) {
-	case *appsv1.ReplicaSet:
-		want = replicasOr1(o.Spec.Replicas)
-	case *corev1.ReplicationController:
-		want = replicasOr1(o.Spec.Replicas)
-	case *batchv1.Job:
-		for _, c := range o.Status.Conditions {
-			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-				return false
-			}
-		}
-		return true
-	default:
-		return true
+	want, counted, replaces := disruption.ActiveWanted(owner)
+	if !counted {
+		return replaces
 	}
 	n, ok := f.active[owner.GetUID()]
 	if !ok {
 		for _, q := range f.s.in.Pods {
-			if q.Namespace == p.Namespace && q.DeletionTimestamp == nil && !finished(q) && metav1.IsControlledBy(q, owner) {
+			if q.Namespace == p.Namespace && q.DeletionTimestamp == nil && !disruption.Finished(q) && metav1.IsControlledBy(q, owner) {
 				n++
 			}
 		}
@@ -192,13 +175,6 @@ func (f *follower) wantsMore(p *corev1.Pod, ref *metav1.OwnerReference, owner me
 	}
 	f.active[owner.GetUID()] = n
 	return more
-}
-
-func replicasOr1(p *int32) int32 {
-	if p == nil {
-		return 1
-	}
-	return *p
 }
 
 // newPod is the replacement as its controller creates it, Pending.

@@ -212,6 +212,12 @@ func startControlPlane(binDir string) (cp *controlPlane, err error) {
 // startControlPlaneWith is startControlPlane with the controller-manager's
 // --controllers list (the drain test runs a control plane of its own).
 func startControlPlaneWith(binDir, controllers string) (cp *controlPlane, err error) {
+	return startControlPlaneArgs(binDir, controllers, nil, nil)
+}
+
+// startControlPlaneArgs adds flags to kube-apiserver and to the
+// controller-manager (the outage test's short node-lifecycle settings).
+func startControlPlaneArgs(binDir, controllers string, apiArgs, kcmArgs []string) (cp *controlPlane, err error) {
 	start := time.Now()
 	dir, err := os.MkdirTemp("", "scale-preview-e2e-")
 	if err != nil {
@@ -285,7 +291,7 @@ func startControlPlaneWith(binDir, controllers string) (cp *controlPlane, err er
 
 	// --- kube-apiserver
 	certDir := filepath.Join(dir, "certs")
-	api, err := cp.startProcess("kube-apiserver",
+	api, err := cp.startProcess("kube-apiserver", append([]string{
 		"--etcd-servers", cp.etcdURL,
 		"--bind-address", "127.0.0.1",
 		"--advertise-address", "127.0.0.1",
@@ -306,7 +312,7 @@ func startControlPlaneWith(binDir, controllers string) (cp *controlPlane, err er
 		"--audit-log-format", "json",
 		"--audit-log-mode", "blocking",
 		"--profiling=false",
-	)
+	}, apiArgs...)...)
 	if err != nil {
 		return cp, err
 	}
@@ -366,7 +372,7 @@ func startControlPlaneWith(binDir, controllers string) (cp *controlPlane, err er
 	if os.Getenv("E2E_SCALE") == "1" {
 		kcmQPS, kcmBurst = "1000", "2000"
 	}
-	kcm, err := cp.startProcess("kube-controller-manager",
+	kcm, err := cp.startProcess("kube-controller-manager", append([]string{
 		"--kubeconfig", cp.adminKubeconfig,
 		"--controllers", controllers,
 		"--leader-elect=false",
@@ -375,7 +381,7 @@ func startControlPlaneWith(binDir, controllers string) (cp *controlPlane, err er
 		"--kube-api-qps", kcmQPS,
 		"--kube-api-burst", kcmBurst,
 		"--v", "2",
-	)
+	}, kcmArgs...)...)
 	if err != nil {
 		return cp, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,7 +43,14 @@ type drainCluster struct {
 // checked then (the plugin must have used only read verbs).
 func startDrainCluster(t *testing.T) *drainCluster {
 	t.Helper()
-	cp, err := startControlPlaneWith(env.cp.binDir, drainControllers)
+	return startKubeletCluster(t, drainControllers)
+}
+
+// startKubeletCluster is startDrainCluster with another controller list
+// (the rollout proof adds the resourcequota controller).
+func startKubeletCluster(t *testing.T, controllers string) *drainCluster {
+	t.Helper()
+	cp, err := startControlPlaneWith(env.cp.binDir, controllers)
 	if err != nil {
 		t.Fatalf("drain control plane: %v", err)
 	}
@@ -113,23 +121,55 @@ func (dc *drainCluster) stop(t *testing.T) {
 }
 
 // fakeKubelet stands in for every node's kubelet: it keeps Nodes Ready
-// and untainted, runs bound pods (Running, then Ready after
-// drainReadyDelay unless labelled never-ready) and removes terminating
-// pods once their grace period has passed (kubectl drain waits for that).
+// and untainted, runs bound pods (Running, then Ready after a delay: its
+// revision's, else drainReadyDelay; never when labelled never-ready or
+// when its revision never turns Ready), and keeps a terminating pod
+// (Ready=False) until its grace period has passed, then removes it: until
+// then it holds the scheduler's resources and the quota, and kubectl
+// drain, StatefulSets and Recreate wait for it. It never binds a pod.
 type fakeKubelet struct {
 	c      kubernetes.Interface
 	cancel context.CancelFunc
 	done   sync.WaitGroup
+	// nodes, when set, replaces syncNodes; down says which nodes' kubelets
+	// are dead (their pods are left alone). See outage_kubelet_test.go.
+	nodes func(ctx context.Context)
+	down  func(node string) bool
+
+	mu        sync.Mutex
+	fallback  map[string]revisionReadiness            // namespace -> readiness of a revision first seen now
+	revisions map[string]map[string]revisionReadiness // namespace -> revision -> readiness fixed at first sight
+}
+
+// revisionReadiness is how the pods of one revision (`pod-template-hash`
+// or `controller-revision-hash`) turn Ready.
+type revisionReadiness struct {
+	delay time.Duration
+	never bool
 }
 
 func startFakeKubelet(c kubernetes.Interface) *fakeKubelet {
+	return startFakeKubeletWith(&fakeKubelet{c: c})
+}
+
+func startFakeKubeletWith(k *fakeKubelet) *fakeKubelet {
 	ctx, cancel := context.WithCancel(context.Background())
-	k := &fakeKubelet{c: c, cancel: cancel}
+	k.cancel = cancel
+	if k.fallback == nil {
+		k.fallback = map[string]revisionReadiness{}
+	}
+	if k.revisions == nil {
+		k.revisions = map[string]map[string]revisionReadiness{}
+	}
 	k.done.Add(1)
 	go func() {
 		defer k.done.Done()
 		for ctx.Err() == nil {
-			k.syncNodes(ctx)
+			if k.nodes != nil {
+				k.nodes(ctx)
+			} else {
+				k.syncNodes(ctx)
+			}
 			k.syncPods(ctx)
 			select {
 			case <-ctx.Done():
@@ -198,21 +238,66 @@ func (k *fakeKubelet) syncPods(ctx context.Context) {
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.Spec.NodeName == "" {
+		r := k.readiness(p)
+		if p.Spec.NodeName == "" || (k.down != nil && k.down(p.Spec.NodeName)) {
 			continue
 		}
 		if p.DeletionTimestamp != nil {
 			k.finishTermination(ctx, p)
 			continue
 		}
-		k.runPod(ctx, p)
+		k.runPod(ctx, p, r)
 	}
 }
 
-// finishTermination deletes a terminating pod for good once its
-// deletionTimestamp (deletion time + grace period) has passed.
+// setRevisionReadiness says how the pods of the namespace's revisions not
+// seen before turn Ready; a revision keeps what held when its first pod
+// appeared (so a bad release stays bad when the next one is rolled out).
+func (k *fakeKubelet) setRevisionReadiness(ns string, r revisionReadiness) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.fallback[ns] = r
+}
+
+func podRevision(p *corev1.Pod) string {
+	if h := p.Labels[appsv1.DefaultDeploymentUniqueLabelKey]; h != "" {
+		return h
+	}
+	return p.Labels[appsv1.ControllerRevisionHashLabelKey]
+}
+
+// readiness is the pod's revision's readiness (drainReadyDelay for
+// namespaces without a setting), fixed when the revision is first seen.
+func (k *fakeKubelet) readiness(p *corev1.Pod) revisionReadiness {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	fb, ok := k.fallback[p.Namespace]
+	rev := podRevision(p)
+	if !ok || rev == "" {
+		return revisionReadiness{delay: drainReadyDelay}
+	}
+	revs := k.revisions[p.Namespace]
+	if revs == nil {
+		revs = map[string]revisionReadiness{}
+		k.revisions[p.Namespace] = revs
+	}
+	r, seen := revs[rev]
+	if !seen {
+		r = fb
+		revs[rev] = r
+	}
+	return r
+}
+
+// finishTermination turns a terminating pod unready at once, and deletes
+// it for good once its deletionTimestamp (deletion time + grace period)
+// has passed.
 func (k *fakeKubelet) finishTermination(ctx context.Context, p *corev1.Pod) {
 	if time.Now().Before(p.DeletionTimestamp.Time) {
+		if drainPodReady(p) {
+			drainSetReady(p, false)
+			_, _ = k.c.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		}
 		return
 	}
 	err := k.c.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{
@@ -223,15 +308,15 @@ func (k *fakeKubelet) finishTermination(ctx context.Context, p *corev1.Pod) {
 }
 
 // runPod moves a bound pod through Running to Ready (or keeps it unready).
-func (k *fakeKubelet) runPod(ctx context.Context, p *corev1.Pod) {
-	neverReady := p.Labels[drainNeverReadyLabel] == "true"
+func (k *fakeKubelet) runPod(ctx context.Context, p *corev1.Pod, r revisionReadiness) {
+	neverReady := p.Labels[drainNeverReadyLabel] == "true" || r.never
 	ready := drainPodReady(p)
 	switch {
 	case p.Status.Phase != corev1.PodRunning:
 		drainSetRunning(p)
 	case neverReady && ready:
 		drainSetReady(p, false)
-	case !neverReady && !ready && p.Status.StartTime != nil && time.Since(p.Status.StartTime.Time) >= drainReadyDelay:
+	case !neverReady && !ready && p.Status.StartTime != nil && time.Since(p.Status.StartTime.Time) >= r.delay:
 		drainSetReady(p, true)
 	default:
 		return

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -41,6 +42,8 @@ type drainWorkload struct {
 	parallel   bool // StatefulSet podManagementPolicy Parallel
 	placement  []string
 	slot       map[string]int // pod name -> its index in placement, in the order the pods appeared
+	// tolerations go into the template (the outage test's own seconds).
+	tolerations []corev1.Toleration
 }
 
 type drainPDB struct {

@@ -54,6 +54,7 @@ func (w *drainWorkload) labels() map[string]string {
 func (w *drainWorkload) template() corev1.PodTemplateSpec {
 	t := podTemplate(w.labels(), false)
 	t.Spec.TerminationGracePeriodSeconds = ptrTo(w.grace)
+	t.Spec.Tolerations = w.tolerations
 	t.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(w.milliCPU, resource.DecimalSI)}
 	if w.emptyDir {
 		t.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}

@@ -423,8 +423,16 @@ func checkBinary(data []byte, oa osArch, dist *distInfo) error {
 	if err := checkStripped(data, oa.OS); err != nil {
 		errs = append(errs, err)
 	}
+	if len(data) > maxBinaryBytes {
+		errs = append(errs, fmt.Errorf("%.1f MB, over the %.0f MB ceiling (docs/performance.md): what grew it?", float64(len(data))/1e6, float64(maxBinaryBytes)/1e6))
+	}
 	return errors.Join(errs...)
 }
+
+// maxBinaryBytes: a release binary stays below kubectl's own size
+// (v1.37.1 with the same flags: 62.1 MB on linux/amd64), with room for
+// today's binaries (docs/performance.md) and little more, so growth fails here.
+const maxBinaryBytes = 60_000_000
 
 // checkStripped: a binary linked with -s -w has no DWARF and no symbol
 // table (on macOS only the dynamic imports are left, no Go symbols).
