@@ -188,10 +188,10 @@ func (s *ssSim) recreate(sl *slot, st *prediction.RolloutStep) {
 	sl.isNew = s.indexOf(sl) >= s.partition
 	sl.fresh, sl.available = true, false
 	s.placeSlot(sl)
+	// The step's deletions follow the ordinals, whatever node the scoring
+	// picks: an undetermined node leaves the step certain (the answer's
+	// top-level certain is false).
 	st.Created = append(st.Created, slotCreated(sl))
-	if len(sl.candidates) > 0 {
-		st.Certain = false
-	}
 }
 
 func (s *ssSim) indexOf(sl *slot) int { return sl.ord - s.slots[0].ord }

@@ -255,3 +255,19 @@ func TestStatefulSetBadInput(t *testing.T) {
 }
 
 func asErr[T error](err error, target *T) bool { return errors.As(err, target) }
+
+// Several nodes pass the filters: the recreated pod's node is left to the
+// scoring (candidates, uncertain answer), but the step's deletions follow
+// the ordinals and stay certain.
+func TestStatefulSetCandidatesKeepStepCertain(t *testing.T) {
+	in := stsFixture(t, 2, 37, nil)
+	in.Nodes = append(in.Nodes, node("n2", "100"))
+	res, err := Predict(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Rollout.Steps[0]
+	if res.Certain || !st.Certain || st.Created[0].Node != "" || len(st.Created[0].Candidates) != 2 {
+		t.Errorf("certain %v, step %+v", res.Certain, st)
+	}
+}
