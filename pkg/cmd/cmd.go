@@ -21,6 +21,7 @@ import (
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/restmapper"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
@@ -58,6 +59,7 @@ type Options struct {
 	gates       map[string]bool
 	minor       int // from --kube-version; 0 = detect
 	client      kubernetes.Interface
+	metadata    metadata.Interface // completion's lists; set by tests, else built on demand
 	mapper      meta.RESTMapper
 	printer     printers.ResourcePrinter // nil for the plugin's own formats
 	width       func(io.Writer) int      // the table's width; a test seam

@@ -10,14 +10,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/kubectl/pkg/util/completion"
 
 	"github.com/scale-preview/scale-preview/pkg/printer"
 	"github.com/scale-preview/scale-preview/pkg/rules"
 	"github.com/scale-preview/scale-preview/pkg/snapshot"
 	"github.com/scale-preview/scale-preview/pkg/source"
-
-	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 )
 
 // fileExtensions are the files kubectl reads from a directory given to -f.
@@ -81,9 +78,7 @@ func walk(root string, recursive bool) ([]string, error) {
 // registerCompletions completes the object (from the -f files when given,
 // else from the cluster) and the flags' values.
 func registerCompletions(c *cobra.Command, o *Options) {
-	f := cmdutil.NewFactory(o.configFlags)
-	live := completion.SpecifiedResourceTypeAndNameNoRepeatCompletionFunc(f,
-		[]string{"deployment", "replicaset", "replicationcontroller", "statefulset", "horizontalpodautoscaler"})
+	live := o.completeTypeAndName([]string{"deployment", "replicaset", "replicationcontroller", "statefulset", "horizontalpodautoscaler"})
 	c.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		if len(o.Filenames) == 0 {
 			return live(c, args, toComplete)
@@ -99,10 +94,8 @@ func registerCompletions(c *cobra.Command, o *Options) {
 		_ = cmd.RegisterFlagCompletionFunc("output", fixed(printer.Formats))
 		_ = cmd.RegisterFlagCompletionFunc("kube-version", fixed(rules.Supported()))
 	}
-	_ = c.RegisterFlagCompletionFunc("namespace", func(c *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		return completion.CompGetResource(f, "namespace", toComplete), cobra.ShellCompDirectiveNoFileComp
-	})
-	_ = c.RegisterFlagCompletionFunc("context", completion.ContextCompletionFunc)
+	_ = c.RegisterFlagCompletionFunc("namespace", o.completeNamespace)
+	_ = c.RegisterFlagCompletionFunc("context", o.completeContext)
 }
 
 // completeFromFiles offers the workloads in the -f files: TYPE/NAME for the

@@ -22,20 +22,23 @@ func (o *RolloutOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := o.findDeployment(cl)
-	if err != nil {
-		return err
-	}
 	rs, err := rules.For(o.minor, o.gates)
 	if err != nil {
 		return withCode(ExitUsage, "%v", err)
 	}
-	in := rollout.Input{Deployment: d, ReplicaSets: cl.Workloads.ReplicaSets, Pods: cl.Pods, Nodes: cl.Nodes, Namespaces: cl.Namespaces,
+	in := rollout.Input{ReplicaSets: cl.Workloads.ReplicaSets, Pods: cl.Pods, Nodes: cl.Nodes, Namespaces: cl.Namespaces,
 		PDBs: cl.PDBs, Quotas: cl.Quotas, Workloads: cl.Workloads, Change: o.change, Rules: rs, Scheduler: rules.Scheduler(o.minor, o.gates), Now: o.now}
+	target, err := o.findTarget(cl, &in)
+	if err != nil {
+		return err
+	}
 	res, err := rollout.Predict(in)
 	var ce *rollout.ChangeError
 	var ie *rollout.InputError
+	var ue *rollout.UnsupportedError
 	switch {
+	case errors.As(err, &ue):
+		return withCode(ExitUnsupported, "%v", ue)
 	case errors.As(err, &ce):
 		return withCode(ExitUsage, "%v", ce)
 	case errors.As(err, &ie):
@@ -46,7 +49,7 @@ func (o *RolloutOptions) Run(ctx context.Context) error {
 	printTable := func(pred *prediction.Prediction) error {
 		return o.printWith(pred, func() error { return printer.RolloutTable(o.Out, pred, o.width(o.Out)) })
 	}
-	return o.finishCluster(rolloutPrediction(res, d, rs, info, o), cl, printTable,
+	return o.finishCluster(rolloutPrediction(res, target, rs, info, o), cl, printTable,
 		withCode(ExitUncertain, "some steps depend on a tie, the scheduler's scoring or timing (--fail-if-uncertain); see the warnings"))
 }
 
@@ -112,13 +115,38 @@ func (o *RolloutOptions) findDeployment(cl *source.Cluster) (*appsv1.Deployment,
 	return nil, withCode(ExitNotFound, "deployment %q not found in namespace %q (check the name and -n NAMESPACE)", o.name, o.ref.Namespace)
 }
 
+// rolloutTarget is the workload rolled out.
+type rolloutTarget struct {
+	kind, namespace, name string
+	replicas              int32
+}
+
+// findTarget sets the workload in the rollout's input.
+func (o *RolloutOptions) findTarget(cl *source.Cluster, in *rollout.Input) (rolloutTarget, error) {
+	if o.kind == "StatefulSet" {
+		for _, s := range cl.Workloads.StatefulSets {
+			if s.Name == o.name && s.Namespace == o.ref.Namespace {
+				in.StatefulSet = s
+				return rolloutTarget{"StatefulSet", s.Namespace, s.Name, replicasOrOne(s.Spec.Replicas)}, nil
+			}
+		}
+		return rolloutTarget{}, withCode(ExitNotFound, "statefulset %q not found in namespace %q (check the name and -n NAMESPACE)", o.name, o.ref.Namespace)
+	}
+	d, err := o.findDeployment(cl)
+	if err != nil {
+		return rolloutTarget{}, err
+	}
+	in.Deployment = d
+	return rolloutTarget{"Deployment", d.Namespace, d.Name, replicasOrOne(d.Spec.Replicas)}, nil
+}
+
 // rolloutPrediction is the plugin's document for a rollout.
-func rolloutPrediction(res *rollout.Result, d *appsv1.Deployment, rs rules.RuleSet, info prediction.RulesInfo, o *RolloutOptions) *prediction.Prediction {
+func rolloutPrediction(res *rollout.Result, t rolloutTarget, rs rules.RuleSet, info prediction.RulesInfo, o *RolloutOptions) *prediction.Prediction {
 	info.KubernetesVersion = rs.Version()
 	r := res.Rollout
 	p := &prediction.Prediction{APIVersion: prediction.APIVersion, Kind: prediction.Kind,
-		Target: prediction.Target{Kind: "Deployment", Namespace: d.Namespace, Name: d.Name}, ReferenceTime: o.now, Rules: info,
-		CurrentReplicas: replicasOrOne(d.Spec.Replicas), DesiredReplicas: replicasOrOne(d.Spec.Replicas),
+		Target: prediction.Target{Kind: t.kind, Namespace: t.namespace, Name: t.name}, ReferenceTime: o.now, Rules: info,
+		CurrentReplicas: t.replicas, DesiredReplicas: t.replicas,
 		Certain: res.Certain, Victims: res.Victims, Rollout: &r, Warnings: res.Warnings}
 	p.Message = rolloutMessage(r, len(res.Victims))
 	return p

@@ -81,6 +81,7 @@ type follower struct {
 	// (monotone) still fits nowhere; its FitError is then the first one's.
 	nowhere map[types.UID]memo
 	binds   int
+	made    []made // the replacements' pods (orderDoubts)
 }
 
 type memo struct {
@@ -108,6 +109,7 @@ func (s *sim) follow() {
 			f.replace(pr, p, ref)
 		}
 	}
+	f.orderDoubts()
 }
 
 func boolInt(b bool) int {
@@ -149,8 +151,10 @@ func (f *follower) replace(pr *PodResult, p *corev1.Pod, ref *metav1.OwnerRefere
 		r.Reason = "created after the Job controller's back-off (10 s for a first failure)"
 		pr.Reason = "replaced by " + pr.Owner + " after its back-off (a deleted pod counts as failed)"
 	}
-	f.place(&r, newPod(p, tmpl, len(s.res.Replacements)+1), ref.UID)
+	pod := newPod(p, tmpl, len(s.res.Replacements)+1)
+	f.place(&r, pod, ref.UID)
 	s.res.Replacements = append(s.res.Replacements, r)
+	f.made = append(f.made, made{pod: pod, owner: ref.UID})
 }
 
 // wantsMore: a ReplicaSet or ReplicationController counts its active pods

@@ -60,7 +60,8 @@ func (s *sim) markNodes() {
 	det := Detection(set)
 	if allFull && len(s.in.Failed) > 0 {
 		s.doubt("every zone is fully disrupted once the failed nodes are marked: the controller removes the NoExecute taints and stops tainting, " +
-			"but a taint it sets during the pass that finds every zone down stays (that pass removes what its node list, read at its start, shows): the pods of such a node are deleted after all")
+			"but a taint it sets during the pass that finds every zone down stays (that pass removes what its node list, read at its start, shows): " +
+			"at most one node per zone, which one is heartbeat timing, and its pods are deleted after all")
 	}
 	for _, z := range zones {
 		zr, t := z.plan(set, det, allFull)
@@ -83,7 +84,7 @@ func (s *sim) markNodes() {
 			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("node %s is not Ready already: its taint may be set and its pods' clocks running; the times assume it fails now", name))
 		}
 		if !t.certain && !t.transient {
-			s.doubt(fmt.Sprintf("node %s: %s", name, t.reason))
+			s.doubt(t.reason) // a zone's reason: said once for its nodes
 		}
 		s.res.Nodes = append(s.res.Nodes, nr)
 	}
@@ -134,9 +135,10 @@ func (s *sim) fate(p *corev1.Pod, v verdict, t timing) PodResult {
 		case t.transient && t.exposed != nil:
 			// handleDisruption removes the taints its node list (read at the
 			// pass's start) shows: one set during that pass stays.
+			w := t.exposed.Add(v.delay)
 			pr.Certain = false
-			pr.Reason = fmt.Sprintf("stays unless its node is tainted during the pass that finds every zone down (the controller then removes only the taints it had read): deleted from T+%ss then (%s)",
-				secs(t.exposed.Min+v.delay), t.reason)
+			pr.Reason = fmt.Sprintf("every zone is fully disrupted: stays unless its node is the one of its zone tainted during the pass that finds every zone down "+
+				"(that taint stays: see the node): deleted at T+%s..%ss then", secs(w.Min), secs(w.Max))
 		case t.exposed != nil:
 			w := t.exposed.Add(v.delay)
 			pr.Certain = false

@@ -165,8 +165,8 @@ type timing struct {
 	// not be set (timing), within the window exposed.
 	tainted, exposed *Window
 	certain          bool
-	// transient: the taint, if set, comes off again; only the pods'
-	// fates can make the answer uncertain.
+	// transient: every zone down: the node's doubt is said once for
+	// all (markNodes); its pods' fates carry it.
 	transient bool
 	reason    string
 }
@@ -180,21 +180,25 @@ func (z *zone) plan(s Settings, det Window, allFull bool) (ZoneResult, timing) {
 	if len(z.queued) == 0 {
 		return zr, timing{certain: true}
 	}
+	lim := walkLimiter(s, passes, z.total)
 	switch {
 	case allFull:
 		zr.Rate = 0
-		return zr, z.allDown(det)
+		return zr, z.allDown(s, det, lim)
 	case zr.Rate == 0:
 		return zr, z.paused(s, det, passes)
+	case lim.stuck && lim.neverFirst:
+		zr.Rate = 0
+		return zr, timing{certain: true, reason: z.stuckReason(s, passes[0])}
 	}
 	k := len(z.queued) - 1
-	for _, st := range passes {
-		if ZoneRate(s, st, z.total) != zr.Rate {
-			k++ // the limiter was swapped on the way: its token is spent
-			break
-		}
+	if lim.swapped {
+		k++ // the limiter was swapped on the way: its token is spent
 	}
 	w := Window{det.Min, det.Max + taintTick + float64(k)/zr.Rate}
+	if lim.stuck {
+		return zr, z.mayStick(s, w)
+	}
 	t := timing{tainted: &w, certain: true}
 	if n := len(z.queued); n > 1 {
 		t.reason = fmt.Sprintf("%d nodes share zone %s's queue, one taint every %ss; which goes when is heartbeat timing", n, orEmpty(z.name), secs(1/zr.Rate))
@@ -202,16 +206,81 @@ func (z *zone) plan(s Settings, det Window, allFull bool) (ZoneResult, timing) {
 	return zr, t
 }
 
-// allDown: once every zone is fully disrupted the controller removes the
-// taints and stops; a node marked before the last may be tainted until then.
-func (z *zone) allDown(det Window) timing {
+// allDown: the monitor pass that finds every zone fully down
+// (handleDisruption) removes the taints its node list, read at the pass's
+// start, shows, empties the queues and swaps every limiter to never. A
+// taint set before comes off again. One set by the tainting pass (every
+// 100 ms) after that list was read stays for good, since
+// RemoveTaintOffNode returns early on the stale copy and no later pass
+// retries: the zone queue's head, when its limiter has a token then. So
+// at most one node per zone (more only if the pass outlasts 1/rate), set
+// between the first marking and the last pass: which one is heartbeat
+// timing. A zone whose limiter was never before the failure taints none.
+func (z *zone) allDown(s Settings, det Window, lim limiter) timing {
 	t := timing{certain: true, reason: "every zone is fully disrupted: the controller removes the taints and stops evicting"}
-	if det.Max > det.Min {
-		exp := Window{det.Min, det.Max + taintTick}
-		t.exposed, t.certain, t.transient = &exp, false, true // whether it carries the taint a while is timing
-		t.reason += fmt.Sprintf(" (a node marked before the last may carry the taint from T+%ss to at most T+%ss)", secs(exp.Min), secs(exp.Max))
+	if lim.neverFirst {
+		t.reason += fmt.Sprintf(" (zone %s's limiter was already stopped: no taint here)", orEmpty(z.name))
+		return t
 	}
+	exp := Window{det.Min, det.Max + taintTick}
+	t.exposed, t.certain, t.transient = &exp, false, true // said once for every node (markNodes)
+	t.reason += fmt.Sprintf("; but a taint set during the pass that finds every zone down (T+%s..%ss) stays for good: "+
+		"at most one of zone %s's %d failed node(s), the queue's head then (which one is heartbeat timing), or none if its limiter has no token; "+
+		"a taint set before comes off", secs(exp.Min), secs(exp.Max), orEmpty(z.name), len(z.queued))
 	return t
+}
+
+// limiter is the zone's rate limiter after SwapLimiter went through its
+// states (rate_limited_queue.go): a swap to rate 0 installs client-go's
+// fakeNeverRateLimiter, whose QPS() says 1, and SwapLimiter returns early
+// when QPS() equals the new rate, so from never a swap to exactly 1/s
+// keeps never (the same since 1.21).
+type limiter struct {
+	// swapped: a swap to another rate happened (its token was spent);
+	// stuck: a state of rate exactly 1 met the never limiter;
+	// neverFirst: never already in the state before the failure.
+	swapped, stuck, neverFirst bool
+}
+
+func walkLimiter(s Settings, passes []string, size int) limiter {
+	var l limiter
+	qps, never := float32(s.NodeEvictionRate), false // NewTokenBucketRateLimiter(evictionLimiterQPS) per new zone
+	for i, st := range passes {
+		r := float32(ZoneRate(s, st, size))
+		cur := qps
+		if never {
+			cur = 1 // fakeNeverRateLimiter.QPS()
+		}
+		switch {
+		case cur == r:
+			l.stuck = l.stuck || never
+		case r <= 0:
+			never = true
+		default:
+			never, qps, l.swapped = false, r, l.swapped || i > 0
+		}
+		if i == 0 {
+			l.neverFirst = never
+		}
+	}
+	return l
+}
+
+// stuckReason: the zone was at rate 0 before the failure and its state's
+// rate is exactly 1/s: the limiter stays never.
+func (z *zone) stuckReason(s Settings, first string) string {
+	return fmt.Sprintf("zone %s was %s at rate 0 before the failure; its rate is now exactly 1 node/s, and SwapLimiter keeps the stopped limiter "+
+		"(it reports QPS 1, the same as the new rate): no more taints until the rate changes", orEmpty(z.name), first)
+}
+
+// mayStick: the zone may pass through a state of rate 0 on the way (its
+// nodes marked in several monitor passes) and then back to exactly 1/s,
+// which SwapLimiter skips: the nodes not tainted before the pause never
+// are. Without the pause they are tainted within w.
+func (z *zone) mayStick(s Settings, w Window) timing {
+	return timing{exposed: &w, reason: fmt.Sprintf("zone %s may pass through a state of rate 0 (its nodes marked in several monitor passes) and back to exactly 1 node/s, "+
+		"which SwapLimiter skips (the stopped limiter reports QPS 1): the nodes not tainted before that pause never are; otherwise tainted within T+%s..%ss",
+		orEmpty(z.name), secs(w.Min), secs(w.Max))}
 }
 
 // paused: the zone ends partially disrupted at rate 0. The nodes marked

@@ -1,48 +1,73 @@
 package rollout
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/scale-preview/scale-preview/pkg/disruption"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 )
 
-// budget is a PodDisruptionBudget that selects the Deployment's pods.
+// budget is a PodDisruptionBudget that selects the workload's pods.
 type budget struct {
 	b       *disruption.Budget
 	desired int32
-	// others: healthy pods it selects that are not the Deployment's.
+	// others: healthy pods it selects that are not the workload's.
 	others int32
 }
 
-// readBudgets: every budget selecting an old pod or the new template,
-// with its desiredHealthy as the disruption controller computes it now (the
-// expected count is the Deployment's replicas before and after).
-func (s *sim) readBudgets() []*budget {
-	probe := s.createPod("<probe>")
-	s.created--
-	owners := disruption.NewOwners(s.in.Workloads)
+// healthyFunc counts the workload's pods a budget selects that are healthy.
+type healthyFunc func(*disruption.Budget) int32
+
+// readBudgetsFor: every budget selecting the probe (a new pod) or one of
+// pods, with its desiredHealthy as the disruption controller computes it
+// now.
+func readBudgetsFor(in Input, probe *corev1.Pod, pods []*corev1.Pod, healthy healthyFunc) []*budget {
+	owners := disruption.NewOwners(in.Workloads)
 	var out []*budget
-	for _, b := range disruption.Parse(s.in.PDBs) {
-		if b.Selector == nil || !s.selects(b, probe) {
+	for _, b := range disruption.Parse(in.PDBs) {
+		if b.Selector == nil || !selectsAny(b, probe, pods) {
 			continue
 		}
-		st := disruption.Compute(b, s.in.Pods, owners, s.in.Now)
-		out = append(out, &budget{b: b, desired: st.DesiredHealthy, others: st.CurrentHealthy - s.healthy(b)})
+		st := disruption.Compute(b, in.Pods, owners, in.Now)
+		out = append(out, &budget{b: b, desired: st.DesiredHealthy, others: st.CurrentHealthy - healthy(b)})
 	}
 	return out
 }
 
-func (s *sim) selects(b *disruption.Budget, probe *member) bool {
-	if b.EvictionSelects(probe.pod) {
+func selectsAny(b *disruption.Budget, probe *corev1.Pod, pods []*corev1.Pod) bool {
+	if b.EvictionSelects(probe) {
 		return true
 	}
-	for _, ms := range s.pods {
-		for _, m := range ms {
-			if b.EvictionSelects(m.pod) {
-				return true
-			}
+	for _, p := range pods {
+		if b.EvictionSelects(p) {
+			return true
 		}
 	}
 	return false
+}
+
+// statesOf: each budget at the step's lowest point.
+func statesOf(budgets []*budget, healthy healthyFunc) []prediction.RolloutBudget {
+	var out []prediction.RolloutBudget
+	for _, b := range budgets {
+		cur := b.others + healthy(b.b)
+		out = append(out, prediction.RolloutBudget{Name: b.b.Name(), DesiredHealthy: b.desired, CurrentHealthyMin: cur, Violated: cur < b.desired})
+	}
+	return out
+}
+
+// readBudgets: the Deployment's budgets (the expected count is its
+// replicas before and after).
+func (s *sim) readBudgets() []*budget {
+	probe := s.createPod("<probe>")
+	s.created--
+	var pods []*corev1.Pod
+	for _, ms := range s.pods {
+		for _, m := range ms {
+			pods = append(pods, m.pod)
+		}
+	}
+	return readBudgetsFor(s.in, probe.pod, pods, s.healthy)
 }
 
 // healthy counts the Deployment's pods b selects that are Ready (new
@@ -61,11 +86,4 @@ func (s *sim) healthy(b *disruption.Budget) int32 {
 }
 
 // budgetStates: each budget at the step's lowest point.
-func (s *sim) budgetStates() []prediction.RolloutBudget {
-	var out []prediction.RolloutBudget
-	for _, b := range s.budgets {
-		cur := b.others + s.healthy(b.b)
-		out = append(out, prediction.RolloutBudget{Name: b.b.Name(), DesiredHealthy: b.desired, CurrentHealthyMin: cur, Violated: cur < b.desired})
-	}
-	return out
-}
+func (s *sim) budgetStates() []prediction.RolloutBudget { return statesOf(s.budgets, s.healthy) }

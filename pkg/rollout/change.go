@@ -13,12 +13,18 @@ import (
 // newTemplate is the Deployment's template after the change, as kubectl
 // writes it.
 func newTemplate(d *appsv1.Deployment, c Change, now time.Time) (*corev1.PodTemplateSpec, error) {
-	t := d.Spec.Template.DeepCopy()
+	return changedTemplate("deployment", d.Name, &d.Spec.Template, d.Spec.Paused, c, now)
+}
+
+// changedTemplate is a workload's template after the change; only a
+// Deployment can be paused (and resumed).
+func changedTemplate(kind, name string, tmpl *corev1.PodTemplateSpec, paused bool, c Change, now time.Time) (*corev1.PodTemplateSpec, error) {
+	t := tmpl.DeepCopy()
 	switch c.Kind {
 	case ChangeRestart:
-		if d.Spec.Paused {
+		if paused {
 			// kubectl rollout restart's own refusal.
-			return nil, changeErr("can't restart paused deployment %s (run kubectl rollout resume first)", d.Name)
+			return nil, changeErr("can't restart paused %s %s (run kubectl rollout resume first)", kind, name)
 		}
 		if t.Annotations == nil {
 			t.Annotations = map[string]string{}
@@ -29,8 +35,11 @@ func newTemplate(d *appsv1.Deployment, c Change, now time.Time) (*corev1.PodTemp
 			return nil, err
 		}
 	case ChangeResume:
-		if !d.Spec.Paused {
-			return nil, changeErr("deployment %s is not paused: kubectl rollout resume has nothing to resume", d.Name)
+		if kind != "deployment" {
+			return nil, changeErr("--resume: a %s cannot be paused (kubectl rollout resume takes Deployments)", kind)
+		}
+		if !paused {
+			return nil, changeErr("deployment %s is not paused: kubectl rollout resume has nothing to resume", name)
 		}
 	}
 	return t, nil

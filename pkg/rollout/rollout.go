@@ -14,6 +14,9 @@ import (
 // Predict runs the Deployment's rollout for the change: step by step, and
 // again as a bad release whose new pods never become available.
 func Predict(in Input) (*Result, error) {
+	if in.StatefulSet != nil {
+		return predictStatefulSet(in)
+	}
 	d := in.Deployment
 	if err := checkStrategy(d); err != nil {
 		return nil, err

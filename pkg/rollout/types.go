@@ -34,6 +34,7 @@ type Change struct {
 // Input is everything the rollout reads.
 type Input struct {
 	Deployment  *appsv1.Deployment
+	StatefulSet *appsv1.StatefulSet  // instead of Deployment
 	ReplicaSets []*appsv1.ReplicaSet // at least the Deployment's namespace
 	Pods        []*corev1.Pod        // every pod (the scheduler's view)
 	Nodes       []*corev1.Node

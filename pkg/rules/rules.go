@@ -41,6 +41,9 @@ const (
 	StatefulSetAutoDeletePVC    = "StatefulSetAutoDeletePVC"
 	StatefulSetStartOrdinal     = "StatefulSetStartOrdinal"
 	StatefulSetRecreateStrategy = "StatefulSetRecreateStrategy"
+	// MaxUnavailableStatefulSet: a rolling update honours maxUnavailable
+	// (alpha 1.24, beta off 1.35, beta on 1.37: kube_features.go).
+	MaxUnavailableStatefulSet = "MaxUnavailableStatefulSet"
 	// HPAConfigurableTolerance lets an autoscaler's behavior override the
 	// controller-wide tolerance.
 	HPAConfigurableTolerance = "HPAConfigurableTolerance"
@@ -60,6 +63,7 @@ var gateHistory = map[string]gateSpan{
 	StatefulSetAutoDeletePVC:                     {added: 23, defaultOn: 27, locked: 32, removed: 35},
 	StatefulSetStartOrdinal:                      {added: 26, defaultOn: 27, locked: 31, removed: 34},
 	StatefulSetRecreateStrategy:                  {added: 37},
+	MaxUnavailableStatefulSet:                    {added: 24, defaultOn: 37},
 	HPAConfigurableTolerance:                     {added: 33, defaultOn: 35, locked: 37},
 	KubeletSeparateDiskGC:                        {added: 29, defaultOn: 31},
 	AllowOverwriteTerminationGracePeriodSeconds:  {added: 32, locked: 35, removed: 38},
@@ -151,6 +155,13 @@ type StatefulSetRules struct {
 	ConcurrentParallel bool
 	RecreateStrategy   bool // the Recreate update strategy exists
 	RecreateGate       bool // and its gate is on
+	// MaxUnavailable: a rolling update deletes up to maxUnavailable pods
+	// (updateStatefulSetAfterInvariantEstablished), not one at a time.
+	MaxUnavailable bool
+	// ParallelUnavailableFirst: with MaxUnavailable, Parallel first deletes
+	// the old pods already unavailable, whatever the budget (1.37's
+	// two-phase deletion); before, they count against it and may stall it.
+	ParallelUnavailableFirst bool
 }
 
 // Switch is one version-dependent behaviour: on from Since (0: every
@@ -218,6 +229,10 @@ var Switches = append([]Switch{
 		What: "the Recreate update strategy exists", ref: func(r *RuleSet) *bool { return &r.StatefulSet.RecreateStrategy }},
 	{Field: "StatefulSet.RecreateGate", Kind: KindStatefulSet, Since: 37, Gate: StatefulSetRecreateStrategy,
 		What: "the Recreate update strategy is enabled", ref: func(r *RuleSet) *bool { return &r.StatefulSet.RecreateGate }},
+	{Field: "StatefulSet.MaxUnavailable", Kind: KindStatefulSet, Since: 24, Gate: MaxUnavailableStatefulSet,
+		What: "a rolling update deletes up to maxUnavailable pods at a time", ref: func(r *RuleSet) *bool { return &r.StatefulSet.MaxUnavailable }},
+	{Field: "StatefulSet.ParallelUnavailableFirst", Kind: KindStatefulSet, Since: 37,
+		What: "Parallel updates delete already-unavailable old pods first, outside maxUnavailable", ref: func(r *RuleSet) *bool { return &r.StatefulSet.ParallelUnavailableFirst }},
 	{Field: "Autoscaler.ConfigurableTolerance", Kind: KindAutoscaler, Gate: HPAConfigurableTolerance,
 		What: "an autoscaler's behavior.scaleUp/scaleDown.tolerance replaces the controller-wide 0.1", ref: func(r *RuleSet) *bool { return &r.Autoscaler.ConfigurableTolerance }},
 }, jobSwitches...)

@@ -14,6 +14,8 @@ import (
 // v1.24.17, v1.25.16, v1.26.15, v1.27.16, v1.28.15, v1.29.15, v1.30.14,
 // v1.31.14, v1.32.13, v1.33.13, v1.34.4, v1.35.0, v1.36.3 and v1.37.1:
 // name -> default, and which of them are locked to it (GA).
+// MaxUnavailableStatefulSet read in v1.34.4, v1.35.4, v1.36.3 and v1.37.1
+// (the proxy holds no other 1.35 patch release).
 // test/conformance's TestVersionOracles checks 1.21, 1.25, 1.29 and 1.33
 // again against the gate registry of the running k8s code.
 var gateTable = map[int]struct {
@@ -23,20 +25,20 @@ var gateTable = map[int]struct {
 	21: {map[string]bool{PodDeletionCost: false, LogarithmicScaleDown: false}, nil},
 	22: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetMinReadySeconds: false}, nil},
 	23: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetMinReadySeconds: true, StatefulSetAutoDeletePVC: false}, nil},
-	24: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetMinReadySeconds: true, StatefulSetAutoDeletePVC: false}, nil},
-	25: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetMinReadySeconds: true, StatefulSetAutoDeletePVC: false}, []string{StatefulSetMinReadySeconds}},
-	26: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetMinReadySeconds: true, StatefulSetAutoDeletePVC: false, StatefulSetStartOrdinal: false}, []string{StatefulSetMinReadySeconds}},
-	27: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, nil},
-	28: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, nil},
-	29: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, nil},
-	30: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, nil},
-	31: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, []string{LogarithmicScaleDown, StatefulSetStartOrdinal}},
-	32: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal}},
-	33: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true, HPAConfigurableTolerance: false}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal}},
-	34: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, HPAConfigurableTolerance: false}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC}},
-	35: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, HPAConfigurableTolerance: true}, []string{LogarithmicScaleDown}},
-	36: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, HPAConfigurableTolerance: true}, []string{LogarithmicScaleDown}},
-	37: {map[string]bool{PodDeletionCost: true, StatefulSetRecreateStrategy: false, HPAConfigurableTolerance: true}, []string{HPAConfigurableTolerance}},
+	24: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetMinReadySeconds: true, StatefulSetAutoDeletePVC: false, MaxUnavailableStatefulSet: false}, nil},
+	25: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetMinReadySeconds: true, StatefulSetAutoDeletePVC: false, MaxUnavailableStatefulSet: false}, []string{StatefulSetMinReadySeconds}},
+	26: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetMinReadySeconds: true, StatefulSetAutoDeletePVC: false, StatefulSetStartOrdinal: false, MaxUnavailableStatefulSet: false}, []string{StatefulSetMinReadySeconds}},
+	27: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true, MaxUnavailableStatefulSet: false}, nil},
+	28: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true, MaxUnavailableStatefulSet: false}, nil},
+	29: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true, MaxUnavailableStatefulSet: false}, nil},
+	30: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true, MaxUnavailableStatefulSet: false}, nil},
+	31: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true, MaxUnavailableStatefulSet: false}, []string{LogarithmicScaleDown, StatefulSetStartOrdinal}},
+	32: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true, MaxUnavailableStatefulSet: false}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal}},
+	33: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, StatefulSetStartOrdinal: true, HPAConfigurableTolerance: false, MaxUnavailableStatefulSet: false}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal}},
+	34: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, StatefulSetAutoDeletePVC: true, HPAConfigurableTolerance: false, MaxUnavailableStatefulSet: false}, []string{LogarithmicScaleDown, StatefulSetAutoDeletePVC}},
+	35: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, HPAConfigurableTolerance: true, MaxUnavailableStatefulSet: false}, []string{LogarithmicScaleDown}},
+	36: {map[string]bool{PodDeletionCost: true, LogarithmicScaleDown: true, HPAConfigurableTolerance: true, MaxUnavailableStatefulSet: false}, []string{LogarithmicScaleDown}},
+	37: {map[string]bool{PodDeletionCost: true, StatefulSetRecreateStrategy: false, HPAConfigurableTolerance: true, MaxUnavailableStatefulSet: true}, []string{HPAConfigurableTolerance}},
 }
 
 func TestGateTableCoversEveryVersion(t *testing.T) {
@@ -112,7 +114,7 @@ func TestUnknownGatesRejected(t *testing.T) {
 	for _, name := range []string{"NoSuchGate", "PodDeletionCosts", "poddeletioncost", "SidecarContainers"} {
 		_, err := For(29, map[string]bool{name: true, PodDeletionCost: false})
 		if err == nil || !strings.Contains(err.Error(), "unknown feature gate "+name) ||
-			!strings.Contains(err.Error(), "LogarithmicScaleDown, PodDeletionCost, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal") {
+			!strings.Contains(err.Error(), "LogarithmicScaleDown, MaxUnavailableStatefulSet, PodDeletionCost, StatefulSetAutoDeletePVC, StatefulSetStartOrdinal") {
 			t.Errorf("For(29, %s=true) error = %v, want an unknown-gate error listing the known gates", name, err)
 		}
 	}
