@@ -186,7 +186,10 @@ const (
 	KindReplicaSet  = "ReplicaSet/RC"
 	KindDeployment  = "Deployment"
 	KindStatefulSet = "StatefulSet"
-	KindAutoscaler  = "HorizontalPodAutoscaler"
+	// KindStatefulSetUpdate: the StatefulSet controller's rolling update
+	// only (a scale-in never reads these).
+	KindStatefulSetUpdate = "STS update"
+	KindAutoscaler        = "HorizontalPodAutoscaler"
 )
 
 // Switches is the version table: every version-dependent behaviour.
@@ -229,9 +232,9 @@ var Switches = append([]Switch{
 		What: "the Recreate update strategy exists", ref: func(r *RuleSet) *bool { return &r.StatefulSet.RecreateStrategy }},
 	{Field: "StatefulSet.RecreateGate", Kind: KindStatefulSet, Since: 37, Gate: StatefulSetRecreateStrategy,
 		What: "the Recreate update strategy is enabled", ref: func(r *RuleSet) *bool { return &r.StatefulSet.RecreateGate }},
-	{Field: "StatefulSet.MaxUnavailable", Kind: KindStatefulSet, Since: 24, Gate: MaxUnavailableStatefulSet,
+	{Field: "StatefulSet.MaxUnavailable", Kind: KindStatefulSetUpdate, Since: 24, Gate: MaxUnavailableStatefulSet,
 		What: "a rolling update deletes up to maxUnavailable pods at a time", ref: func(r *RuleSet) *bool { return &r.StatefulSet.MaxUnavailable }},
-	{Field: "StatefulSet.ParallelUnavailableFirst", Kind: KindStatefulSet, Since: 37,
+	{Field: "StatefulSet.ParallelUnavailableFirst", Kind: KindStatefulSetUpdate, Since: 37,
 		What: "Parallel updates delete already-unavailable old pods first, outside maxUnavailable", ref: func(r *RuleSet) *bool { return &r.StatefulSet.ParallelUnavailableFirst }},
 	{Field: "Autoscaler.ConfigurableTolerance", Kind: KindAutoscaler, Gate: HPAConfigurableTolerance,
 		What: "an autoscaler's behavior.scaleUp/scaleDown.tolerance replaces the controller-wide 0.1", ref: func(r *RuleSet) *bool { return &r.Autoscaler.ConfigurableTolerance }},

@@ -37,8 +37,8 @@ StatefulSet.UnavailableFirst            StatefulSet    1.34-1.37
 StatefulSet.OwnerIndex                  StatefulSet    1.34-1.37
 StatefulSet.RecreateStrategy            StatefulSet    1.37-1.37
 StatefulSet.RecreateGate                StatefulSet    never      gate StatefulSetRecreateStrategy
-StatefulSet.MaxUnavailable              StatefulSet    1.37-1.37  gate MaxUnavailableStatefulSet
-StatefulSet.ParallelUnavailableFirst    StatefulSet    1.37-1.37
+StatefulSet.MaxUnavailable              STS update     1.37-1.37  gate MaxUnavailableStatefulSet
+StatefulSet.ParallelUnavailableFirst    STS update     1.37-1.37
 Autoscaler.ConfigurableTolerance        HorizontalPodAutoscaler1.35-1.37  gate HPAConfigurableTolerance
 Job.WantRemaining                       Job            1.22-1.37
 Job.OutOfRange                          Job            1.22-1.37
