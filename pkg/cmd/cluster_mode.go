@@ -111,3 +111,10 @@ func (o *Options) finishCluster(pred *prediction.Prediction, cl *source.Cluster,
 	}
 	return nil
 }
+
+// uncertainIn is errUncertain (exit 8) in a mode's words.
+type uncertainIn string
+
+func (e uncertainIn) Error() string { return string(e) }
+
+func (uncertainIn) Is(target error) bool { return target == errUncertain }

@@ -134,14 +134,5 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return o.finishCluster(drainPrediction(res, nodes, o, info), cl, o.printDrain, errDrainUncertain{})
+	return o.finishCluster(drainPrediction(res, nodes, o, info), cl, o.printDrain, uncertainIn("some nodes' outcomes depend on the scheduler's scoring, on timing or on input the snapshot lacks (--fail-if-uncertain); see the warnings"))
 }
-
-// errDrainUncertain is errUncertain (exit 8) in the drain's words.
-type errDrainUncertain struct{}
-
-func (errDrainUncertain) Error() string {
-	return "some nodes' outcomes depend on the scheduler's scoring, on timing or on input the snapshot lacks (--fail-if-uncertain); see the warnings"
-}
-
-func (errDrainUncertain) Is(target error) bool { return target == errUncertain }

@@ -172,14 +172,5 @@ func (o *OutageOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return o.finishCluster(outagePrediction(res, nodes, o, info), cl, o.printOutage, errOutageUncertain{})
+	return o.finishCluster(outagePrediction(res, nodes, o, info), cl, o.printOutage, uncertainIn("some fates depend on timing, on the scheduler's scoring or on input the snapshot lacks (--fail-if-uncertain); see the warnings"))
 }
-
-// errOutageUncertain is errUncertain (exit 8) in the outage's words.
-type errOutageUncertain struct{}
-
-func (errOutageUncertain) Error() string {
-	return "some fates depend on timing, on the scheduler's scoring or on input the snapshot lacks (--fail-if-uncertain); see the warnings"
-}
-
-func (errOutageUncertain) Is(target error) bool { return target == errUncertain }
