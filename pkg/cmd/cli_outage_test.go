@@ -3,8 +3,6 @@ package cmd
 import (
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
-	"sigs.k8s.io/yaml"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/source"
@@ -27,23 +24,7 @@ const outageFile = "../../examples/outage.yaml"
 func outageVariant(edit func(items []map[string]any) []map[string]any, args ...string) func(*testing.T) []string {
 	return func(t *testing.T) []string {
 		t.Helper()
-		var list struct {
-			APIVersion string           `json:"apiVersion"`
-			Kind       string           `json:"kind"`
-			Items      []map[string]any `json:"items"`
-		}
-		if err := yaml.Unmarshal([]byte(mustRead(t, outageFile)), &list); err != nil {
-			t.Fatal(err)
-		}
-		list.Items = edit(list.Items)
-		out, err := yaml.Marshal(list)
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), "outage.yaml")
-		if err := os.WriteFile(path, out, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		path := fileVariant(t, outageFile, edit)
 		return append([]string{"outage", "-f", path, "-n", "shop", "--now", liveNowFlag}, args...)
 	}
 }

@@ -2,15 +2,12 @@ package cmd
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/fake"
-	"sigs.k8s.io/yaml"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/source"
@@ -26,23 +23,7 @@ func rolloutSTSArgs(args ...string) []string {
 func stsVariant(edit func(items []map[string]any) []map[string]any, args ...string) func(*testing.T) []string {
 	return func(t *testing.T) []string {
 		t.Helper()
-		var list map[string]any
-		if err := yaml.Unmarshal([]byte(mustRead(t, rolloutSTSFile)), &list); err != nil {
-			t.Fatal(err)
-		}
-		var items []map[string]any
-		for _, it := range list["items"].([]any) {
-			items = append(items, it.(map[string]any))
-		}
-		list["items"] = edit(items)
-		out, err := yaml.Marshal(list)
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), "sts.yaml")
-		if err := os.WriteFile(path, out, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		path := fileVariant(t, rolloutSTSFile, edit)
 		return append([]string{"rollout", "sts/db", "-n", "shop", "-f", path, "--now", "2026-02-01T00:00:00Z"}, args...)
 	}
 }

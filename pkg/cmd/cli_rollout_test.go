@@ -2,8 +2,6 @@ package cmd
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
-	"sigs.k8s.io/yaml"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 	"github.com/scale-preview/scale-preview/pkg/source"
@@ -28,23 +25,7 @@ func rolloutArgs(args ...string) []string {
 func rolloutVariant(edit func(items []map[string]any) []map[string]any, args ...string) func(*testing.T) []string {
 	return func(t *testing.T) []string {
 		t.Helper()
-		var list struct {
-			APIVersion string           `json:"apiVersion"`
-			Kind       string           `json:"kind"`
-			Items      []map[string]any `json:"items"`
-		}
-		if err := yaml.Unmarshal([]byte(mustRead(t, rolloutFile)), &list); err != nil {
-			t.Fatal(err)
-		}
-		list.Items = edit(list.Items)
-		out, err := yaml.Marshal(list)
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), "rollout.yaml")
-		if err := os.WriteFile(path, out, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		path := fileVariant(t, rolloutFile, edit)
 		return append([]string{"rollout", "deploy/api", "-n", "shop", "-f", path, "--now", "2026-01-02T00:00:00Z"}, args...)
 	}
 }

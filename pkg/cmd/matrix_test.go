@@ -14,7 +14,14 @@ import (
 // ReplicaSet, six pods, statuses saying six) after edit, and returns the path.
 func snapshotVariant(t *testing.T, edit func(items []map[string]any) []map[string]any) string {
 	t.Helper()
-	data, err := os.ReadFile("../../examples/web.yaml")
+	return fileVariant(t, "../../examples/web.yaml", edit)
+}
+
+// fileVariant writes the List in file with its items edited to a temporary
+// file and returns its path.
+func fileVariant(t *testing.T, file string, edit func(items []map[string]any) []map[string]any) string {
+	t.Helper()
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +38,7 @@ func snapshotVariant(t *testing.T, edit func(items []map[string]any) []map[strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "snap.yaml")
+	path := filepath.Join(t.TempDir(), filepath.Base(file))
 	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
