@@ -406,6 +406,7 @@ func keys(m map[string]bool) []string {
 // scenarios before it (to share a long run between processes); -short runs
 // a small sample.
 func TestDeploymentAgainstControllers(t *testing.T) {
+	t.Parallel()
 	scenarios, runs := envInt("INPROCESS_SCENARIOS", 1000), envInt("INPROCESS_RUNS", 50)
 	// A scenario with an uncertain prediction runs more often: at 200 runs
 	// a 50% chance lands more than 0.15 away about once in 50,000, so a

@@ -33,6 +33,7 @@ import (
 )
 
 func TestEvictionCasesAgainstKubelet(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ dir, node, now string }{
 		{"eviction-no-hard-thresholds", "worker-800119", "2026-11-21T05:45:17Z"},
 		{"eviction-tie-at-the-cut", "worker-800103", "2026-11-20T13:25:38Z"},

@@ -9,6 +9,7 @@ import (
 )
 
 func TestEvictDebug(t *testing.T) {
+	t.Parallel()
 	seed, _ := strconv.Atoi(os.Getenv("EVICT_SEED"))
 	if seed == 0 {
 		t.Skip()

@@ -100,6 +100,7 @@ func evictPredict(t *testing.T, s *evictgen.Scenario) *eviction.Result {
 }
 
 func TestEvictionAgainstKubelet(t *testing.T) {
+	t.Parallel()
 	scenarios, maxPods, runs := 300, 24, 60
 	if testing.Short() {
 		scenarios, maxPods, runs = 30, 8, 24

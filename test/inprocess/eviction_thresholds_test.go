@@ -1,18 +1,13 @@
 package inprocess
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
-	kubeletscheme "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme"
 	kubeeviction "k8s.io/kubernetes/pkg/kubelet/eviction"
 	evictionapi "k8s.io/kubernetes/pkg/kubelet/eviction/api"
 
@@ -26,6 +21,7 @@ import (
 // on random configurations: the same accepted or rejected, and the same
 // thresholds in force.
 func TestEvictionThresholdsAgainstKubelet(t *testing.T) {
+	t.Parallel()
 	n := 20000
 	if testing.Short() {
 		n = 2000
@@ -103,7 +99,7 @@ func TestEvictionThresholdsAgainstKubelet(t *testing.T) {
 			t.Fatalf("case %d (hard %v soft %v grace %v minReclaim %v, imageFs %v split %v):\nkubelet %v\nplugin  %v", i, hard, soft, grace, minRe, imageFs, split, ws, gs)
 		}
 	}
-	t.Logf("%d configurations: %d accepted with the same thresholds, %d rejected by both", n, accepted, rejected)
+	t.Logf("%d configurations: %d accepted with the same thresholds, %d rejected by both; %s", n, accepted, rejected, configzDone(t))
 }
 
 func evictValue(q fmt.Stringer, isNil bool, pct float32) string {
@@ -129,28 +125,16 @@ func evictPluginThreshold(th eviction.Threshold) string {
 	return fmt.Sprintf("%s grace=%v value=%s minReclaim=%s", th.Signal, th.GracePeriod, evictValue(th.Value.Quantity, th.Value.Quantity == nil, th.Value.Percentage), mr)
 }
 
-var evictKubeletScheme = sync.OnceValues(func() (*runtime.Scheme, error) {
-	s, _, err := kubeletscheme.NewSchemeAndCodecs()
-	return s, err
-})
-
 // evictCompareConfigz reads the configuration as a kubelet running with it
-// serves it at /configz (its internal configuration converted to v1beta1
-// by the kubelet's scheme, then JSON-encoded), the way the plugin reads a
-// configz document, and compares the thresholds with the kubelet's.
+// serves it at /configz (configzDoc: its internal configuration converted
+// to v1beta1 by the kubelet's scheme, then JSON-encoded), the way the
+// plugin reads a configz document, and compares the thresholds with the
+// kubelet's.
 func evictCompareConfigz(t *testing.T, i int, kc kubeletconfig.KubeletConfiguration, want []evictionapi.Threshold) {
 	t.Helper()
-	sch, err := evictKubeletScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var versioned kubeletconfigv1beta1.KubeletConfiguration
-	if err := sch.Convert(&kc, &versioned, nil); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := json.Marshal(map[string]any{"kubeletconfig": &versioned})
-	if err != nil {
-		t.Fatal(err)
+	doc := configzDoc(t, i, kc)
+	if doc == nil {
+		return
 	}
 	cfg, err := evictjudge.ConfigFromConfigz(doc, rules.Defaults(37))
 	if err != nil {

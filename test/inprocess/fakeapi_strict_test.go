@@ -14,6 +14,7 @@ import (
 // the main resource never writes status, the status subresource never
 // writes spec, and a bound pod only starts terminating on delete.
 func TestStrictAPI(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cs, _ := newStrictAPI(1, 0)
 	rsc := cs.AppsV1().ReplicaSets(ns)

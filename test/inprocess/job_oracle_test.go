@@ -376,6 +376,7 @@ func jobCounts(outs []map[string]bool) map[int]bool {
 // every run, and every open fate's probability within the tolerance unless
 // the runs' sampling explains the gap.
 func TestJobAgainstController(t *testing.T) {
+	t.Parallel()
 	scenarios, runs, openRuns := envInt("INPROCESS_JOB_SCENARIOS", 80), envInt("INPROCESS_JOB_RUNS", 24), envInt("INPROCESS_JOB_OPEN_RUNS", 100)
 	if testing.Short() {
 		scenarios, runs, openRuns = 10, 6, 30

@@ -20,6 +20,7 @@ import (
 // exactly 1/s the swap is skipped and nothing is tainted; back to 0.5/s
 // the queue resumes. pkg/outage's walkLimiter says the same.
 func TestZoneQueueSwapFromNever(t *testing.T) {
+	t.Parallel()
 	type swap struct {
 		rate  float32
 		taint bool

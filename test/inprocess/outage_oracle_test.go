@@ -388,6 +388,7 @@ func compareOutage(t *testing.T, sc *outageScenario, res *outage.Result, obs *ob
 // deletion must fall in the model's window. -short: 2 scenarios (about
 // 10 s); OUTAGE_ORACLE_RUNS sets the count.
 func TestOutageOracle(t *testing.T) {
+	t.Parallel()
 	runs, tries := 24, 4
 	if testing.Short() {
 		runs, tries = 2, 2

@@ -19,6 +19,7 @@ func preemptPredict(sc *preemptScenario) (*preemption.Result, error) {
 // deleted pods, or the nodes the pod fits on); an uncertain one must give
 // each nominated node's frequency within the tolerance (preemptjudge).
 func TestPreemptAgainstScheduler(t *testing.T) {
+	t.Parallel()
 	seeds := envInt("PREEMPT_SEEDS", 400)
 	certainRuns, uncertainRuns := 3, 60
 	if testing.Short() {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestPreemptDebug(t *testing.T) {
+	t.Parallel()
 	seed, err := strconv.ParseUint(os.Getenv("PREEMPT_DEBUG"), 10, 64)
 	if err != nil {
 		t.Skip()

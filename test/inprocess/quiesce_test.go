@@ -318,6 +318,7 @@ func (q *quiescence) quiet(list func() (map[string]map[string]string, error)) bo
 // written after it, their statuses have caught up and each ReplicaSet has
 // deleted its pod.
 func TestQuiescenceOutlastsSlowWrites(t *testing.T) {
+	t.Parallel()
 	p, err := prepare(siblingRace(time.Now()), 99)
 	if err != nil {
 		t.Fatal(err)
@@ -372,6 +373,7 @@ func TestQuiescenceOutlastsSlowWrites(t *testing.T) {
 // latency), as long as a starved controller can take. Every run must still
 // end where the prediction says.
 func TestSettleOutlastsSwallowedConflict(t *testing.T) {
+	t.Parallel()
 	var p *prepared
 	// Drawn older while a pod's age is near a ranking boundary, as the
 	// random runs do.

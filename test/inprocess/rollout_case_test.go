@@ -127,12 +127,14 @@ var reportedCases = map[string]reportedCase{
 // two ReplicaSets, 10 -> 6) with the real controllers: no fate the plugin
 // calls certain may be contradicted by any run, and the chances must hold.
 func TestRolloutRareCertainCase(t *testing.T) {
+	t.Parallel()
 	runReportedCase(t, reportedCases["rare-certain"])
 }
 
 // TestRolloutThreeReplicaSetCases reruns the reported cases of three
 // ReplicaSets shrinking at once (INPROCESS_CASE picks one).
 func TestRolloutThreeReplicaSetCases(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"three-rs-rank", "three-rs-timing"} {
 		if c := os.Getenv("INPROCESS_CASE"); c != "" && c != name {
 			continue

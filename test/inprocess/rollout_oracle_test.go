@@ -210,6 +210,7 @@ func trimEmpty(s [][]string) string {
 // must the bad release's (new pods never Ready). ROLLOUT_SCENARIOS and
 // INPROCESS_SEED tune it; -short runs a few.
 func TestRolloutAgainstControllers(t *testing.T) {
+	t.Parallel()
 	scenarios := envInt("ROLLOUT_SCENARIOS", 200)
 	if testing.Short() {
 		scenarios = envInt("ROLLOUT_SCENARIOS", 6)

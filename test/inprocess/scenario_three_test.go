@@ -139,6 +139,7 @@ func threeShrinkReplicaSet(rng *rand.Rand, r int, size, n, maxSurge int32, nodes
 // (and settled by the real controllers, as the long run does), most must
 // shrink all three ReplicaSets in the scale's own sync.
 func TestThreeShrinkClassShape(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("settles 24 clusters: the long run only")
 	}

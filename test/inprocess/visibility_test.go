@@ -60,6 +60,7 @@ func siblingRace(now time.Time) *scenario {
 // sibling's victim gone (the weights of the Deployment model's visibility
 // choice) and checks the plugin's chances against the frequencies.
 func TestSiblingVisibility(t *testing.T) {
+	t.Parallel()
 	runs := envInt("INPROCESS_RUNS", 50) * 2
 	p, err := prepare(siblingRace(time.Now()), 99)
 	if err != nil {
