@@ -68,6 +68,22 @@ type SchedulerRules struct {
 	SpreadCountsMatchingNodesOnly bool
 	MinDomains                    bool // topology spread honours minDomains
 	MatchLabelKeys                bool // topology spread merges matchLabelKeys into the selector
+
+	// ScoreTiesInEvaluationOrder: among nodes tied at the top score the
+	// scheduler pops a heap built over the feasible nodes in the order the
+	// parallel filters found them from a rotating start index (1.35+,
+	// NewSortedScoredNodes; the Randomizer is set only by extenders): no
+	// chance is justified. Before, selectHost's reservoir sampling picked
+	// one uniformly.
+	ScoreTiesInEvaluationOrder bool
+	// BalancedAllocationDelta: NodeResourcesBalancedAllocation scores the
+	// change the pod brings to the node's balance, 50 + (50 + with -
+	// without)/2 (1.36+); before, the balance with the pod, (1 - std)·100.
+	BalancedAllocationDelta bool
+	// BalancedSkipsBestEffort: a pod requesting no CPU and no memory gets
+	// no NodeResourcesBalancedAllocation score (1.33+); before, the node's
+	// own balance scored it.
+	BalancedSkipsBestEffort bool
 }
 
 type schedulerSwitch struct {
@@ -81,6 +97,9 @@ var schedulerSwitches = []schedulerSwitch{
 	{since: 34, ref: func(r *SchedulerRules) *bool { return &r.RequestAboveAllocatableUnresolvable }},
 	{since: 29, ref: func(r *SchedulerRules) *bool { return &r.VictimsSortedAfterReprieve }},
 	{since: 24, ref: func(r *SchedulerRules) *bool { return &r.SpreadCountsMatchingNodesOnly }},
+	{since: 35, ref: func(r *SchedulerRules) *bool { return &r.ScoreTiesInEvaluationOrder }},
+	{since: 36, ref: func(r *SchedulerRules) *bool { return &r.BalancedAllocationDelta }},
+	{since: 33, ref: func(r *SchedulerRules) *bool { return &r.BalancedSkipsBestEffort }},
 	{gate: SidecarContainers, ref: func(r *SchedulerRules) *bool { return &r.SidecarContainers }},
 	{gate: PodLevelResources, ref: func(r *SchedulerRules) *bool { return &r.PodLevelResources }},
 	{gate: InPlacePodVerticalScaling, ref: func(r *SchedulerRules) *bool { return &r.UseStatusResources }},
