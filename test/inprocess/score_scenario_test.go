@@ -18,6 +18,7 @@ type scoreScenario struct {
 	nodes []*corev1.Node
 	pods  []*corev1.Pod
 	rss   []*appsv1.ReplicaSet
+	svcs  []*corev1.Service // the plugin does not read them
 	pod   *corev1.Pod
 	owner *metav1.LabelSelector
 }
@@ -54,6 +55,13 @@ func scoreGenerate(seed uint64) *scoreScenario {
 	sc.pod = scorePod(r, "incoming", app)
 	sc.owner = sc.rss[slicesIndex(apps, app)].Spec.Selector
 	scoreIncoming(r, sc.pod, app)
+	if r.IntN(3) == 0 { // a Service narrows the default spreading's selector
+		sel := map[string]string{"app": app}
+		if r.IntN(2) == 0 {
+			sel["tier"] = "web"
+		}
+		sc.svcs = append(sc.svcs, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", Namespace: "default"}, Spec: corev1.ServiceSpec{Selector: sel}})
+	}
 	return sc
 }
 
@@ -97,6 +105,9 @@ func scorePod(r *rand.Rand, name, app string) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name), Labels: map[string]string{"app": app},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs-" + app, UID: types.UID("rs-" + app), Controller: ptrTo(true)}}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: scoreImages[r.IntN(len(scoreImages))].name}}}}
+	if r.IntN(3) == 0 {
+		p.Labels["tier"] = "web"
+	}
 	req := corev1.ResourceList{}
 	if r.IntN(4) != 0 {
 		req[corev1.ResourceCPU] = *resource.NewMilliQuantity(int64(100*(1+r.IntN(10))), resource.DecimalSI)
