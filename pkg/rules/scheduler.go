@@ -84,6 +84,13 @@ type SchedulerRules struct {
 	// no NodeResourcesBalancedAllocation score (1.33+); before, the node's
 	// own balance scored it.
 	BalancedSkipsBestEffort bool
+	// ScoreWeightsV1beta3: the default profile weighs TaintToleration 3,
+	// NodeAffinity 2 and InterPodAffinity 2 (config v1beta3, 1.23+);
+	// before, 1 each (PodTopologySpread 2 and the others 1 throughout).
+	ScoreWeightsV1beta3 bool
+	// NoPreferAvoidPods: the default profile has no NodePreferAvoidPods
+	// score (1.22+: config v1beta2 dropped it); in 1.21 it weighs 10000.
+	NoPreferAvoidPods bool
 }
 
 type schedulerSwitch struct {
@@ -100,6 +107,8 @@ var schedulerSwitches = []schedulerSwitch{
 	{since: 35, ref: func(r *SchedulerRules) *bool { return &r.ScoreTiesInEvaluationOrder }},
 	{since: 36, ref: func(r *SchedulerRules) *bool { return &r.BalancedAllocationDelta }},
 	{since: 33, ref: func(r *SchedulerRules) *bool { return &r.BalancedSkipsBestEffort }},
+	{since: 23, ref: func(r *SchedulerRules) *bool { return &r.ScoreWeightsV1beta3 }},
+	{since: 22, ref: func(r *SchedulerRules) *bool { return &r.NoPreferAvoidPods }},
 	{gate: SidecarContainers, ref: func(r *SchedulerRules) *bool { return &r.SidecarContainers }},
 	{gate: PodLevelResources, ref: func(r *SchedulerRules) *bool { return &r.PodLevelResources }},
 	{gate: InPlacePodVerticalScaling, ref: func(r *SchedulerRules) *bool { return &r.UseStatusResources }},

@@ -53,21 +53,25 @@ type ScoreInput struct {
 	OwnerSelector *metav1.LabelSelector
 }
 
-// scorePlugin is one Score plugin with its weight in the default profile.
+// scorePlugin is one Score plugin with its weights in the default
+// profile: before 1.23 (config v1beta1/v1beta2) and since (v1beta3, v1).
 type scorePlugin struct {
-	weight int64
-	score  func(c *Cluster, nodes []*NodeState, ch *Choice) []int64
+	before, since int64
+	score         func(c *Cluster, nodes []*NodeState, ch *Choice) []int64
 }
 
 var scorePlugins = []scorePlugin{
-	{3, (*Cluster).taintScores},
-	{2, (*Cluster).nodeAffinityScores},
-	{1, (*Cluster).leastAllocatedScores},
-	{2, (*Cluster).spreadScores},
-	{2, (*Cluster).interPodAffinityScores},
-	{1, (*Cluster).balancedScores},
-	{1, (*Cluster).imageScores},
+	{1, 3, (*Cluster).taintScores},
+	{1, 2, (*Cluster).nodeAffinityScores},
+	{1, 1, (*Cluster).leastAllocatedScores},
+	{2, 2, (*Cluster).spreadScores},
+	{1, 2, (*Cluster).interPodAffinityScores},
+	{1, 1, (*Cluster).balancedScores},
+	{1, 1, (*Cluster).imageScores},
 }
+
+// preferAvoidPods is the node annotation NodePreferAvoidPods scored (1.21).
+const preferAvoidPods = "scheduler.alpha.kubernetes.io/preferAvoidPods"
 
 // Choose is where the scheduler binds the cluster's pod, given the
 // filters' Placement.
@@ -90,9 +94,18 @@ func (c *Cluster) Choose(pl Placement, in ScoreInput) Choice {
 	}
 	ch.Scores = make([]int64, len(nodes))
 	for _, p := range scorePlugins {
+		w := p.before
+		if c.Rules.ScoreWeightsV1beta3 {
+			w = p.since
+		}
 		s := p.score(c, nodes, &ch)
 		for i := range s {
-			ch.Scores[i] += p.weight * s[i]
+			ch.Scores[i] += w * s[i]
+		}
+	}
+	for _, n := range nodes {
+		if _, ok := n.Node.Annotations[preferAvoidPods]; ok && !c.Rules.NoPreferAvoidPods {
+			ch.Unmodelled = appendOnce(ch.Unmodelled, "node "+n.Node.Name+" has the preferAvoidPods annotation, which 1.21's NodePreferAvoidPods score reads: not modelled")
 		}
 	}
 	best := slices.Max(ch.Scores)

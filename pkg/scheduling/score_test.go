@@ -134,3 +134,24 @@ func BenchmarkChooseLargeCluster(b *testing.B) {
 		}
 	})
 }
+
+// The default profile's weights changed in 1.23 (config v1beta3): a
+// preferred node (NodeAffinity) under an untolerated PreferNoSchedule
+// taint (TaintToleration) against a busier plain node: the taint's
+// weight 3 against the affinity's 2 sends the pod to the busy node in
+// 1.37; at 1 each, the free node's LeastAllocated decides in 1.22.
+func TestChooseWeightsByVersion(t *testing.T) {
+	a, b := node("a", "4", false), node("b", "4", false)
+	a.Labels = map[string]string{corev1.LabelHostname: "a", "disk": "ssd"}
+	b.Labels = map[string]string{corev1.LabelHostname: "b"}
+	a.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectPreferNoSchedule}}
+	busy := pod("busy", "b", "3500m")
+	p := owned(pod("new", "", "250m"))
+	p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+		Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpIn, Values: []string{"ssd"}}}}}}}}
+	for minor, want := range map[int]string{rules.Newest: "b", 22: "a"} {
+		if ch := choose(t, minor, []*corev1.Node{a, b}, []*corev1.Pod{busy}, p, ownerSel); ch.Node != want {
+			t.Errorf("1.%d: %+v, want %s", minor, ch, want)
+		}
+	}
+}
