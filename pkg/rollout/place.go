@@ -86,6 +86,19 @@ func undetermined(pl scheduling.Placement, ch scheduling.Choice, warnings []stri
 		"which the plugin cannot see: which one is undetermined", len(ch.Top), short(ch.Top)))
 }
 
+// markTerminating: a deleted pod keeps its node's resources until it is
+// gone, but the scheduler's topology spreading no longer counts it.
+func (s *sim) markTerminating(m *member) {
+	if m.pod.Spec.NodeName == "" || m.pod.DeletionTimestamp != nil {
+		return
+	}
+	s.view.Remove(m.pod)
+	p := m.pod.DeepCopy()
+	p.DeletionTimestamp = &metav1.Time{Time: s.in.Now}
+	m.pod = p
+	_ = s.view.Add(p)
+}
+
 // retryPlacement: the scheduler retries pending pods once room is freed.
 func (s *sim) retryPlacement(st *stepRun) {
 	for _, m := range s.unplaced() {
