@@ -87,6 +87,8 @@ func (c *Cluster) Choose(pl Placement, in ScoreInput) Choice {
 		ch.Top, ch.Sampled = pl.Feasible, true
 		return ch
 	}
+	// What the filters do not model (volumes, claims) has scores too.
+	ch.Unmodelled = append(ch.Unmodelled, pl.Unmodelled...)
 	c.owner = in.OwnerSelector
 	nodes := make([]*NodeState, len(pl.Feasible))
 	for i, name := range pl.Feasible {
