@@ -145,7 +145,7 @@ inprocess-long:
 		INPROCESS_FROM=$$((k*250)) INPROCESS_SCENARIOS=$$((k*250+250)) INPROCESS_PARALLEL=16 \
 			sh -c 'cd test/inprocess && exec ../../bin/inprocess.test "$$@"' - -test.count=1 -test.v -test.timeout 3h -test.run "$$run" > bin/inprocess-long-$$k.log 2>&1 & pids="$$pids $$!"; \
 	done; fail=0; for p in $$pids; do wait $$p || fail=1; done; \
-	grep -h -E -- '^(--- FAIL|FAIL|ok|PASS)|deployment_test.go:[0-9]+: ([0-9]+ scenarios|certain fates checked|chances printed as a range|exact ties:)|(eviction_manager|eviction_thresholds|preempt_compare|job_oracle|rollout_case|rollout_oracle|scenario_three)_test.go:[0-9]+: ' bin/inprocess-long-*.log; \
+	grep -h -E -- '^(--- FAIL|FAIL|ok|PASS)|deployment_test.go:[0-9]+: ([0-9]+ scenarios|certain fates checked|chances printed as a range|exact ties:)|(eviction_manager|eviction_thresholds|preempt_compare|score_oracle|job_oracle|rollout_case|rollout_oracle|scenario_three)_test.go:[0-9]+: ' bin/inprocess-long-*.log; \
 	exit $$fail
 
 # Starts etcd, kube-apiserver and kube-controller-manager (built from the Go

@@ -57,6 +57,23 @@ func (o *Owners) Get(ns string, ref *metav1.OwnerReference) metav1.Object {
 	return obj
 }
 
+// Selector is the label selector of the pod controller the ref names
+// (ReplicaSet, StatefulSet, ReplicationController), which the scheduler's
+// default topology spreading reads; nil when absent or of another kind.
+func (o *Owners) Selector(ns string, ref *metav1.OwnerReference) *metav1.LabelSelector {
+	switch obj := o.Get(ns, ref).(type) {
+	case *appsv1.ReplicaSet:
+		return obj.Spec.Selector
+	case *appsv1.StatefulSet:
+		return obj.Spec.Selector
+	case *corev1.ReplicationController:
+		if obj.Spec.Selector != nil {
+			return &metav1.LabelSelector{MatchLabels: obj.Spec.Selector}
+		}
+	}
+	return nil
+}
+
 // ModelledKind: a built-in kind whose objects the snapshot holds.
 func ModelledKind(ref *metav1.OwnerReference) bool {
 	gv, _ := schema.ParseGroupVersion(ref.APIVersion)

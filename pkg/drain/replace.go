@@ -153,58 +153,71 @@ func (s *state) placeRound(q []*podState) bool {
 	for _, p := range order {
 		changed = s.place(p) || changed
 	}
-	if s.checkRace(order, s.aloneFeasible(order)) {
+	alone, aloneNode := s.aloneFeasible(order)
+	if s.checkRace(order, alone, aloneNode) {
 		s.markRaced(q)
 	}
 	return changed
 }
 
-// aloneFeasible are the nodes each of q fits on with none of q bound; a
-// pod that fits every schedulable node anyway needs no second look.
-func (s *state) aloneFeasible(q []*podState) [][]string {
+// aloneFeasible are the nodes each of q fits on with none of q bound,
+// and, for those the scores placed, the node they would pick then ("?"
+// when undetermined); a pod that fits every schedulable node anyway and
+// was not scored needs no second look.
+func (s *state) aloneFeasible(q []*podState) ([][]string, []string) {
 	open := 0
 	for _, n := range s.schedNodes() {
 		if !n.Spec.Unschedulable {
 			open++
 		}
 	}
-	alone := make([][]string, len(q))
+	alone, aloneNode := make([][]string, len(q)), make([]string, len(q))
 	look := false
 	for i, p := range q {
 		alone[i] = p.repl.Candidates
-		look = look || len(alone[i]) < open
+		look = look || len(alone[i]) < open || p.scored
 	}
 	if !look {
-		return alone
+		return alone, aloneNode
 	}
 	for _, p := range q {
 		s.forget(p.pod)
 	}
 	for i, p := range q {
-		if len(alone[i]) >= open {
+		if len(alone[i]) >= open && !p.scored {
 			continue
 		}
 		pod := p.pod.DeepCopy()
 		pod.Spec.NodeName = ""
-		if pl, err := s.placement(pod); err == nil {
+		if pl, ch, err := s.placement(pod); err == nil {
 			alone[i] = pl.Feasible
+			if p.scored {
+				aloneNode[i] = cmp.Or(ch.Node, "?")
+			}
 		}
 	}
 	for _, p := range q {
 		s.remember(p.pod)
 	}
-	return alone
+	return alone, aloneNode
 }
 
 // checkRace: kubectl evicts a node's pods in parallel, so the order in
 // which a round's replacements reach the scheduler is timing. Where one's
-// binding took a node another could use, every replacement that could use
-// it is uncertain; where one then fit nowhere, whether each is scheduled
+// binding took a node another could use, or moved another's best score,
+// every replacement that could use it is uncertain; where one then fit nowhere, whether each is scheduled
 // is uncertain too (raced). It returns whether the round raced.
-func (s *state) checkRace(q []*podState, alone [][]string) bool {
+func (s *state) checkRace(q []*podState, alone [][]string, aloneNode []string) bool {
 	contested := map[string]bool{}
 	starved := false
 	for i, p := range q {
+		if aloneNode[i] != "" && aloneNode[i] != p.repl.Node {
+			// Alone it would be scored elsewhere: the round's order moved it.
+			contested[p.repl.Node] = true
+			if aloneNode[i] != "?" {
+				contested[aloneNode[i]] = true
+			}
+		}
 		if sameSlice(alone[i], p.repl.Candidates) {
 			continue // not placed again: nothing to compare
 		}
@@ -263,9 +276,10 @@ func (s *state) releaseHolds() {
 	}
 }
 
-// place runs the filters for p and binds it where it fits.
+// place runs the filters for p and binds it where it fits: where the
+// scheduler's scores determine the node, there; else on the run's pick.
 func (s *state) place(p *podState) bool {
-	pl, err := s.placement(p.pod)
+	pl, ch, err := s.placement(p.pod)
 	if err != nil {
 		p.repl.Reason, p.repl.Certain = err.Error(), false
 		return false
@@ -277,10 +291,14 @@ func (s *state) place(p *podState) bool {
 	if len(pl.Feasible) == 0 {
 		return false
 	}
-	node := s.pick(pl)
-	if len(pl.Feasible) > 1 || len(pl.Unmodelled) > 0 {
-		p.repl.Certain = false
+	node := ch.Node
+	p.scored = ch.Determined() && len(pl.Feasible) > 1
+	if !ch.Determined() {
+		node = s.pick(pl)
 		s.choiceMade = s.choiceMade || len(pl.Feasible) > 1
+	}
+	if node != ch.Node || len(ch.Unmodelled) > 0 || len(pl.Unmodelled) > 0 {
+		p.repl.Certain = false
 	}
 	s.bind(p, node)
 	return true

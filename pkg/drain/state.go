@@ -31,6 +31,9 @@ type podState struct {
 	hold         int
 	ownerMissing bool // its controller is not in the input
 	repl         *Replacement
+	// scored: the scheduler's scores chose its node among several
+	// feasible ones (a race in its round may change them: checkRace).
+	scored bool
 }
 
 // add puts a pod into the state and its indexes.
@@ -389,14 +392,18 @@ func (s *state) buildView() {
 }
 
 // placement runs the scheduler's filters for pod over the live pods.
-func (s *state) placement(pod *corev1.Pod) (scheduling.Placement, error) {
+func (s *state) placement(pod *corev1.Pod) (scheduling.Placement, scheduling.Choice, error) {
 	if s.view == nil && s.viewErr == nil { // remember met an error
 		s.buildView()
 	}
 	if s.viewErr != nil {
-		return scheduling.Placement{}, s.viewErr
+		return scheduling.Placement{}, scheduling.Choice{}, s.viewErr
 	}
-	return s.view.Place(pod)
+	var owner *metav1.LabelSelector
+	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+		owner = s.owners.Selector(pod.Namespace, ref)
+	}
+	return s.view.Choose(pod, scheduling.ScoreInput{OwnerSelector: owner})
 }
 
 // setPod replaces p's object (terminating, bound, Ready) in the state and

@@ -199,6 +199,10 @@ func (s *sim) createPod(rs string) *member {
 		Labels: maps.Clone(t.Labels), Annotations: maps.Clone(t.Annotations), CreationTimestamp: metav1.NewTime(s.in.Now.Truncate(time.Second)),
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs, UID: types.UID(rs), Controller: ptrTrue()}}},
 		Spec: *t.Spec.DeepCopy(), Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	p.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = s.newHash(rs)
 	return &member{pod: p, rs: rs, isNew: true}
 }
 

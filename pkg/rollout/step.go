@@ -114,6 +114,7 @@ func (s *sim) deletePods(rs string, n int, st *stepRun) {
 	var keep []*member
 	for _, m := range s.pods[rs] {
 		if gone[m.pod.Name] {
+			s.markTerminating(m)
 			s.terminat = append(s.terminat, m)
 		} else {
 			keep = append(keep, m)

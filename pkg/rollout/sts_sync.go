@@ -196,33 +196,32 @@ func (s *ssSim) recreate(sl *slot, st *prediction.RolloutStep) {
 
 func (s *ssSim) indexOf(sl *slot) int { return sl.ord - s.slots[0].ord }
 
-// placeSlot runs the scheduler's filters, as place does for a Deployment's
-// new pod.
+// placeSlot runs the scheduler's filters and scores, as place does for a
+// Deployment's new pod.
 func (s *ssSim) placeSlot(sl *slot) {
-	pl, err := s.view.Place(sl.pod)
-	if err != nil {
-		sl.fitError = err.Error()
-		return
-	}
-	for _, u := range pl.Unmodelled {
-		s.warnings = append(s.warnings, fmt.Sprintf("the new pods use %s, which the filters here do not model: where they fit is uncertain", u))
+	p := choose(s.view, sl.pod, s.set.Spec.Selector, s.unbound(sl))
+	sl.fitError, sl.candidates = p.fitError, p.candidates
+	s.warnings = append(s.warnings, p.warnings...)
+	if !p.certain {
 		s.certain = false
 	}
-	sl.fitError, sl.candidates = "", nil
-	switch len(pl.Feasible) {
-	case 0:
-		sl.fitError = pl.FitError
-	case 1:
-		sl.pod.Spec.NodeName = pl.Feasible[0]
+	if p.node != "" {
+		sl.pod.Spec.NodeName = p.node
 		_ = s.view.Add(sl.pod)
-	default:
-		sl.candidates = pl.Feasible
-		s.certain = false
-		s.warnings = append(s.warnings, "the filters pass on several nodes for a recreated pod and the scheduler's scoring (not modelled) picks one: its node is undetermined")
 	}
 	if len(s.set.Spec.VolumeClaimTemplates) > 0 {
 		s.warnings = append(s.warnings, "the recreated pods keep their PersistentVolumeClaims; a volume's node affinity or zone (PersistentVolumes are not read) may narrow where they can go")
 	}
+}
+
+// unbound: another recreated pod's node is left undetermined.
+func (s *ssSim) unbound(self *slot) bool {
+	for _, sl := range s.slots {
+		if sl != self && len(sl.candidates) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // retryPlacement: a pod that fit nowhere is retried once deletions free room.

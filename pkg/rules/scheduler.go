@@ -68,6 +68,29 @@ type SchedulerRules struct {
 	SpreadCountsMatchingNodesOnly bool
 	MinDomains                    bool // topology spread honours minDomains
 	MatchLabelKeys                bool // topology spread merges matchLabelKeys into the selector
+
+	// ScoreTiesInEvaluationOrder: among nodes tied at the top score the
+	// scheduler pops a heap built over the feasible nodes in the order the
+	// parallel filters found them from a rotating start index (1.35+,
+	// NewSortedScoredNodes; the Randomizer is set only by extenders): no
+	// chance is justified. Before, selectHost's reservoir sampling picked
+	// one uniformly.
+	ScoreTiesInEvaluationOrder bool
+	// BalancedAllocationDelta: NodeResourcesBalancedAllocation scores the
+	// change the pod brings to the node's balance, 50 + (50 + with -
+	// without)/2 (1.36+); before, the balance with the pod, (1 - std)·100.
+	BalancedAllocationDelta bool
+	// BalancedSkipsBestEffort: a pod requesting no CPU and no memory gets
+	// no NodeResourcesBalancedAllocation score (1.33+); before, the node's
+	// own balance scored it.
+	BalancedSkipsBestEffort bool
+	// ScoreWeightsV1beta3: the default profile weighs TaintToleration 3,
+	// NodeAffinity 2 and InterPodAffinity 2 (config v1beta3, 1.23+);
+	// before, 1 each (PodTopologySpread 2 and the others 1 throughout).
+	ScoreWeightsV1beta3 bool
+	// NoPreferAvoidPods: the default profile has no NodePreferAvoidPods
+	// score (1.22+: config v1beta2 dropped it); in 1.21 it weighs 10000.
+	NoPreferAvoidPods bool
 }
 
 type schedulerSwitch struct {
@@ -81,6 +104,11 @@ var schedulerSwitches = []schedulerSwitch{
 	{since: 34, ref: func(r *SchedulerRules) *bool { return &r.RequestAboveAllocatableUnresolvable }},
 	{since: 29, ref: func(r *SchedulerRules) *bool { return &r.VictimsSortedAfterReprieve }},
 	{since: 24, ref: func(r *SchedulerRules) *bool { return &r.SpreadCountsMatchingNodesOnly }},
+	{since: 35, ref: func(r *SchedulerRules) *bool { return &r.ScoreTiesInEvaluationOrder }},
+	{since: 36, ref: func(r *SchedulerRules) *bool { return &r.BalancedAllocationDelta }},
+	{since: 33, ref: func(r *SchedulerRules) *bool { return &r.BalancedSkipsBestEffort }},
+	{since: 23, ref: func(r *SchedulerRules) *bool { return &r.ScoreWeightsV1beta3 }},
+	{since: 22, ref: func(r *SchedulerRules) *bool { return &r.NoPreferAvoidPods }},
 	{gate: SidecarContainers, ref: func(r *SchedulerRules) *bool { return &r.SidecarContainers }},
 	{gate: PodLevelResources, ref: func(r *SchedulerRules) *bool { return &r.PodLevelResources }},
 	{gate: InPlacePodVerticalScaling, ref: func(r *SchedulerRules) *bool { return &r.UseStatusResources }},

@@ -36,6 +36,9 @@ type Cluster struct {
 	antiCounts   counts
 	spread       []*spreadConstraint
 
+	owner  *metav1.LabelSelector // the pod's controller's selector (scoring)
+	images *map[string]int       // nodes per image name, shared with the view
+
 	Unmodelled []string
 }
 
@@ -163,27 +166,9 @@ func (c *Cluster) buildSpread(pod *corev1.Pod) error {
 		if tsc.WhenUnsatisfiable != corev1.DoNotSchedule {
 			continue
 		}
-		ls := tsc.LabelSelector
-		if c.Rules.MatchLabelKeys && len(tsc.MatchLabelKeys) > 0 && ls != nil {
-			ls = ls.DeepCopy()
-			for _, k := range tsc.MatchLabelKeys {
-				if v, ok := pod.Labels[k]; ok {
-					ls.MatchExpressions = append(ls.MatchExpressions, metav1.LabelSelectorRequirement{Key: k, Operator: metav1.LabelSelectorOpIn, Values: []string{v}})
-				}
-			}
-		}
-		sel, err := metav1.LabelSelectorAsSelector(ls)
+		sc, err := c.parseSpread(tsc, pod)
 		if err != nil {
-			return fmt.Errorf("topology spread constraint: %w", err)
-		}
-		sc := &spreadConstraint{maxSkew: tsc.MaxSkew, minDomains: 1, topologyKey: tsc.TopologyKey, selector: sel,
-			honorAff: true, matchNum: map[string]int{}, paths: newCriticalPaths()}
-		if c.Rules.MinDomains && tsc.MinDomains != nil {
-			sc.minDomains = *tsc.MinDomains
-		}
-		if c.Rules.NodeInclusionPolicy {
-			sc.honorAff = tsc.NodeAffinityPolicy == nil || *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
-			sc.honorTaints = tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
+			return err
 		}
 		c.spread = append(c.spread, sc)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -172,6 +173,7 @@ type PodInfo struct {
 	Pod       *corev1.Pod
 	Priority  int32
 	req       resources
+	non0      nonZero // the requests NodeResourcesFit's score counts
 	ports     []hostPort
 	antiTerms []term
 }
@@ -197,7 +199,69 @@ func newPodInfo(pod *corev1.Pod, r rules.SchedulerRules, useStatus bool, scratch
 	if err != nil {
 		return nil, err
 	}
-	return &PodInfo{Pod: pod, Priority: corev1helpers.PodPriority(pod), req: resourcesOf(req), ports: hostPortsOf(pod), antiTerms: anti}, nil
+	pi := &PodInfo{Pod: pod, Priority: corev1helpers.PodPriority(pod), req: resourcesOf(req), ports: hostPortsOf(pod), antiTerms: anti}
+	pi.non0 = nonZeroOf(pod, r, useStatus, pi.req)
+	return pi, nil
+}
+
+// nonZero is a pod's CPU and memory as the scheduler's scores count them:
+// 100m and 200Mi for a container that requests none (PodInfo.Non0CPU).
+type nonZero struct{ milliCPU, memory int64 }
+
+const (
+	defaultMilliCPURequest = 100
+	defaultMemoryRequest   = 200 * 1024 * 1024
+)
+
+// nonZeroOf is PodInfo.CalculateResource's Non0CPU/Non0Mem: with
+// pod-level requests, the defaults fill only a resource neither level sets.
+func nonZeroOf(pod *corev1.Pod, r rules.SchedulerRules, useStatus bool, req resources) nonZero {
+	defaults := corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewMilliQuantity(defaultMilliCPURequest, resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(defaultMemoryRequest, resource.DecimalSI),
+	}
+	if r.PodLevelResources && resourcehelper.IsPodLevelRequestsSet(pod) {
+		if req.milliCPU != 0 || hasRequest(pod, corev1.ResourceCPU) {
+			delete(defaults, corev1.ResourceCPU)
+		}
+		if req.memory != 0 || hasRequest(pod, corev1.ResourceMemory) {
+			delete(defaults, corev1.ResourceMemory)
+		}
+		if len(defaults) == 0 {
+			return nonZero{req.milliCPU, req.memory}
+		}
+	} else if !missesRequest(pod) {
+		return nonZero{req.milliCPU, req.memory}
+	}
+	out := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{
+		UseStatusResources: useStatus && r.UseStatusResources, SkipPodLevelResources: !r.PodLevelResources,
+		NonMissingContainerRequests: defaults,
+	})
+	return nonZero{out.Cpu().MilliValue(), out.Memory().Value()}
+}
+
+// missesRequest: some container leaves CPU or memory unrequested.
+func missesRequest(pod *corev1.Pod) bool {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			_, cpu := c.Resources.Requests[corev1.ResourceCPU]
+			_, mem := c.Resources.Requests[corev1.ResourceMemory]
+			if !cpu || !mem {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasRequest: the pod's requests (either level) name the resource.
+func hasRequest(pod *corev1.Pod, name corev1.ResourceName) bool {
+	if pod.Spec.Resources != nil {
+		if _, ok := pod.Spec.Resources.Requests[name]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // NodeState is a NodeInfo: the node, its bound pods and what they use.
@@ -208,8 +272,10 @@ type NodeState struct {
 	Pods        []*PodInfo
 	Nominated   []*PodInfo // nominated pods of at least the preemptor's priority
 	requested   resources
+	non0        nonZero
 	podCount    int
 	ports       map[hostPort]bool
+	images      map[string]int64 // status.images by name, read when scored
 	// static is the first failure of the filters that do not depend on the
 	// node's pods (node name, unschedulable, taints, node affinity): all
 	// UnschedulableAndUnresolvable.
@@ -226,6 +292,8 @@ func newNodeState(n *corev1.Node) *NodeState {
 
 func (n *NodeState) addUsage(p *PodInfo, sign int) {
 	n.requested.add(p.req, int64(sign))
+	n.non0.milliCPU += int64(sign) * p.non0.milliCPU
+	n.non0.memory += int64(sign) * p.non0.memory
 	n.podCount += sign
 	// NodeInfo.UsedPorts is a set, not a count: removing one pod frees a
 	// port that another pod on the node still declares.

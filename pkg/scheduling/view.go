@@ -33,13 +33,14 @@ type View struct {
 	// statics: per template key (PlaceTemplate), each node's static
 	// filter verdict, in node order: the nodes never change in a view.
 	statics map[string][]string
+	images  *map[string]int // nodes per image name, counted when first scored
 }
 
 // NewView builds the cache over nodes and pods (bound ones, and pending
 // ones with a nomination; finished pods and pods of unknown nodes are not
 // in the scheduler's cache).
 func NewView(nodes []*corev1.Node, pods []*corev1.Pod, namespaces []*corev1.Namespace, r rules.SchedulerRules) (*View, error) {
-	v := &View{rules: r, byName: map[string]*NodeState{}, bound: map[*corev1.Pod]*PodInfo{}, scratch: corev1.ResourceList{}}
+	v := &View{rules: r, byName: map[string]*NodeState{}, bound: map[*corev1.Pod]*PodInfo{}, scratch: corev1.ResourceList{}, images: new(map[string]int)}
 	if namespaces != nil {
 		v.nsLabels = map[string]labels.Set{}
 		for _, ns := range namespaces {
@@ -150,6 +151,18 @@ func (v *View) PlaceTemplate(pod *corev1.Pod, key string) (Placement, error) {
 	return c.place(), nil
 }
 
+// Choose runs the filters for pod and then the Score phase: where the
+// scheduler binds it.
+func (v *View) Choose(pod *corev1.Pod, in ScoreInput) (Placement, Choice, error) {
+	c, err := v.cluster(pod)
+	if err != nil {
+		return Placement{}, Choice{}, err
+	}
+	v.staticFilters(pod, c, "")
+	pl := c.place()
+	return pl, c.Choose(pl, in), nil
+}
+
 // staticFilters sets each node's verdict of the filters that need no pods.
 func (v *View) staticFilters(pod *corev1.Pod, c *Cluster, key string) {
 	if cached, ok := v.statics[key]; ok && key != "" {
@@ -180,7 +193,7 @@ func (v *View) cluster(pod *corev1.Pod) (*Cluster, error) {
 		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	c := &Cluster{Rules: v.rules, Pre: pre, preLabels: labels.Set(pod.Labels), Nodes: v.nodes, ByName: v.byName,
-		preAff: nodeaffinity.GetRequiredNodeAffinity(pod), nsLabels: v.nsLabels, antiTerms: pre.antiTerms, preScalar: sortedNames(pre.req.scalar)}
+		preAff: nodeaffinity.GetRequiredNodeAffinity(pod), nsLabels: v.nsLabels, images: v.images, antiTerms: pre.antiTerms, preScalar: sortedNames(pre.req.scalar)}
 	if c.affTerms, err = termsOf(pod, requiredAffinity(pod)); err != nil {
 		return nil, err
 	}
