@@ -155,6 +155,7 @@ func scoreRunPhases(ctx context.Context, f framework.Framework, snapshot *intern
 // clusters have a Service, which the real scheduler reads and the plugin
 // does not: it must then answer only where the Service cannot matter.
 func TestScoreAgainstScheduler(t *testing.T) {
+	t.Parallel()
 	seeds := envInt("SCORE_SEEDS", 2000)
 	if testing.Short() {
 		seeds = envInt("SCORE_SEEDS", 60)
