@@ -1,14 +1,11 @@
 package inprocess
 
 import (
-	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"path/filepath"
-	"sort"
 	"sync"
 	"testing"
 
@@ -63,25 +60,4 @@ func configzRecorded(t *testing.T) map[int]configzRecord {
 		t.Fatalf("%s: %v", configzFile, err)
 	}
 	return m
-}
-
-func writeConfigz(t *testing.T, made map[int]configzRecord) {
-	t.Helper()
-	recs := make([]configzRecord, 0, len(made))
-	for _, r := range made {
-		recs = append(recs, r)
-	}
-	sort.Slice(recs, func(a, b int) bool { return recs[a].Case < recs[b].Case })
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	enc := json.NewEncoder(zw)
-	if err := enc.Encode(recs); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.FromSlash(configzFile), buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
