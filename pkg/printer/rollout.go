@@ -102,3 +102,16 @@ func orNone(s []string) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// Lines prints each line wrapped at the width, continuation lines under
+// indent (a summary of one line per object).
+func Lines(w io.Writer, lines []string, indent string, width int) error {
+	if width <= 0 {
+		width = StandardWidth
+	}
+	pw := &paragraphs{w: w, width: width}
+	for _, l := range lines {
+		pw.para(l, indent)
+	}
+	return pw.err
+}
