@@ -85,13 +85,16 @@ func rolloutStep(pw *paragraphs, n int, st prediction.RolloutStep, width int) {
 		if name == "" {
 			name = "(new pod)"
 		}
+		action := "created"
 		switch {
+		case strings.HasPrefix(c.Reason, "FailedCreate"):
+			name, action, where = "(new pod)", "refused", c.Reason
 		case where == "" && len(c.Candidates) > 0:
 			where = c.Reason
 		case where == "":
 			where = "fits no node: " + c.Reason
 		}
-		t.rows = append(t.rows, []string{"  " + name, "created", where})
+		t.rows = append(t.rows, []string{"  " + name, action, where})
 	}
 	printGrid(pw, t, width)
 }

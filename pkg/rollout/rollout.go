@@ -109,7 +109,7 @@ func (s *sim) stallReason() (string, string) {
 		return reason, "free room on a node the new pods may use (or allow maxUnavailable > 0 so that old pods make room)"
 	}
 	if s.quotaBlocked != "" {
-		return "the ReplicaSet controller cannot create the new pods: " + s.quotaBlocked + " (it retries with back-off; nothing frees the quota)",
+		return "the ReplicaSet controller cannot create the new pods: " + s.quotaBlocked + "; " + quotaRetryLong + "; nothing in the rollout frees the quota",
 			"raise the ResourceQuota's hard limit, or free quota in the namespace (or allow maxUnavailable > 0 so that old pods free it)"
 	}
 	return "the controller makes no further change (" + strings.Join(s.old(), ", ") + " remain)", "check the Deployment's conditions"

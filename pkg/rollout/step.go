@@ -71,15 +71,20 @@ func (s *sim) createPods(rs string, n int, st *stepRun) {
 		if msg := s.admit(m.pod); msg != "" {
 			s.created--
 			if s.quotaBlocked != msg || len(st.out.Created) == 0 {
-				st.out.Created = append(st.out.Created, prediction.RolloutCreate{Reason: msg})
+				st.out.Created = append(st.out.Created, prediction.RolloutCreate{Reason: msg + "; " + quotaRetryShort})
 			}
 			s.quotaBlocked = msg
 			return
 		}
+		retried := s.quotaBlocked != ""
 		s.quotaBlocked = ""
 		s.pods[rs] = append(s.pods[rs], m)
 		s.place(m)
-		st.out.Created = append(st.out.Created, created(m))
+		c := created(m)
+		if retried {
+			c.Reason = strings.TrimSuffix(quotaRetried+"; "+c.Reason, "; ")
+		}
+		st.out.Created = append(st.out.Created, c)
 		st.changed = true
 	}
 }
