@@ -449,7 +449,7 @@ func (o *Options) printDesired(list *prediction.List, only string) error {
 		fmt.Fprintf(o.Out, "=== %s %s/%s ===\n", p.Target.Kind, p.Target.Namespace, p.Target.Name)
 		print := func() error { return printer.Table(o.Out, p, opt) }
 		if p.Rollout != nil {
-			print = func() error { return printer.RolloutTable(o.Out, p, opt.Width) }
+			print = func() error { return printer.RolloutTable(o.Out, p, opt) }
 		}
 		if err := print(); err != nil {
 			return err

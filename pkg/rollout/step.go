@@ -204,7 +204,7 @@ func (s *sim) rank(rs string, n int, gone map[string]bool, st *stepRun) []pick {
 	if !res.Certain {
 		st.out.Certain, s.certain = false, false
 		for _, g := range res.Contenders {
-			s.warnings = append(s.warnings, fmt.Sprintf("%s deletes %d of %s: %s", rs, g.Delete, strings.Join(g.Pods, ", "), g.Reason))
+			s.warnings = append(s.warnings, fmt.Sprintf("%s deletes %d of %s: %s", rs, g.Delete, someNames(g.Pods), g.Reason))
 		}
 	}
 	var out []pick
@@ -236,7 +236,16 @@ func pickNamesList(ps []pick) []string {
 	return out
 }
 
-func pickNames(ps []pick) string { return strings.Join(pickNamesList(ps), ", ") }
+func pickNames(ps []pick) string { return someNames(pickNamesList(ps)) }
+
+// someNames lists up to 10 names, then counts the rest: a tie among
+// thousands of pods stays one readable warning.
+func someNames(names []string) string {
+	if len(names) <= 10 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s, +%d more (of %d)", strings.Join(names[:10], ", "), len(names)-10, len(names))
+}
 
 // related counts the active pods of every ReplicaSet of the Deployment per
 // node (getIndirectlyRelatedPods); a new pod with no determined node
