@@ -39,7 +39,9 @@ func (o *RolloutOptions) Run(ctx context.Context) error {
 		return rolloutError(err)
 	}
 	printTable := func(pred *prediction.Prediction) error {
-		return o.printWith(pred, func() error { return printer.RolloutTable(o.Out, pred, printer.TableOptions{Wide: *o.PrintFlags.OutputFormat == "wide", Width: o.width(o.Out)}) })
+		return o.printWith(pred, func() error {
+			return printer.RolloutTable(o.Out, pred, printer.TableOptions{Wide: *o.PrintFlags.OutputFormat == "wide", Width: o.width(o.Out)})
+		})
 	}
 	return o.finishCluster(rolloutPrediction(res, target, rs, info, o.now), cl, printTable,
 		withCode(ExitUncertain, "some steps depend on a tie, the scheduler's scoring or timing (--fail-if-uncertain); see the warnings"))
