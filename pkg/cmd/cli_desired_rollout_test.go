@@ -60,9 +60,26 @@ func desiredManifest(t *testing.T, replicas string) string {
 
 // A template change with the same replicas is the rollout that kubectl
 // set image starts: the same steps, victims and verdict as `rollout
-// deploy/api --image`, in the list's item.
+// deploy/api --image`, in the list's item. The manifest may leave out what
+// it does not change (here the containers' requests): kubectl apply keeps
+// the live values, and so does the preview.
 func TestDesiredRolloutSameAsRollout(t *testing.T) {
-	r := cliRun(t, exampleCluster(t, rolloutFile), nil, desiredRolloutArgs(desiredManifest(t, "6"), "-o", "json")...)
+	for _, manifest := range []string{"whole", "without requests"} {
+		t.Run(manifest, func(t *testing.T) {
+			file := desiredManifest(t, "6")
+			if manifest == "without requests" {
+				file = writeFile(t, strings.Replace(readString(t, file), "        resources:\n          requests:\n            cpu: 500m\n", "", 1))
+				if strings.Contains(readString(t, file), "resources") {
+					t.Fatal("the requests are still in the manifest")
+				}
+			}
+			desiredSameAsRollout(t, file)
+		})
+	}
+}
+
+func desiredSameAsRollout(t *testing.T, file string) {
+	r := cliRun(t, exampleCluster(t, rolloutFile), nil, desiredRolloutArgs(file, "-o", "json")...)
 	wantExit(t, r, ExitOK)
 	l := decodeList(t, r.stdout)
 	direct := cliRun(t, nil, nil, rolloutArgs("--image", "app=registry.example/api:v2", "--kube-version", "1.37", "-o", "json")...)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -179,7 +180,7 @@ func (o *Options) previewDesired(ctx context.Context, m desired.Manifest, info p
 	cur, want := live.replicas, reps.Value
 	ch.CurrentReplicas, ch.DesiredReplicas, ch.TemplateChanged = &cur, &want, changed
 	if changed {
-		if pred, err := o.desiredRollout(ctx, m, want, info); err != nil || pred != nil {
+		if pred, err := o.desiredRollout(ctx, m, want, lastApplied, info); err != nil || pred != nil {
 			return rolloutChange(ch, pred), pred, err
 		}
 	}
@@ -254,9 +255,7 @@ func applyToDeployment(snap *snapshot.Snapshot, m desired.Manifest, changed bool
 }
 
 // manifestDeployment is d with the manifest's template and rollout
-// settings. A template that equals one of d's ReplicaSets' (a rollback)
-// becomes that ReplicaSet's, so that the model finds it as the new one,
-// as the controller does.
+// settings (a rollback's template where it is one).
 func manifestDeployment(d *appsv1.Deployment, replicaSets []*appsv1.ReplicaSet, m desired.Manifest, changed bool) (*appsv1.Deployment, error) {
 	var tmpl = &d.Spec.Template
 	if changed {
@@ -264,23 +263,32 @@ func manifestDeployment(d *appsv1.Deployment, replicaSets []*appsv1.ReplicaSet, 
 		if tmpl, err = desired.ManifestTemplate(m.Object); err != nil {
 			return nil, err
 		}
-		for _, rs := range replicaSets {
-			if c := metav1.GetControllerOf(rs); c == nil || c.UID != d.UID {
-				continue
-			}
-			t := rs.Spec.Template.DeepCopy()
-			delete(t.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
-			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Template: *t}})
-			if err != nil {
-				continue
-			}
-			if differs, err := desired.TemplateChanged(snapshot.ReplicaSet, m.Object.Object, u, nil); err == nil && !differs {
-				tmpl = t
-				break
-			}
+		if t := rollbackTemplate(d, replicaSets, m); t != nil {
+			tmpl = t
 		}
 	}
 	return desired.DeploymentAfter(d, m.Object, tmpl)
+}
+
+// rollbackTemplate is the template of d's ReplicaSet that the manifest's
+// equals (a rollback), so that the model finds that ReplicaSet as the new
+// one, as the controller does; nil when none does.
+func rollbackTemplate(d *appsv1.Deployment, replicaSets []*appsv1.ReplicaSet, m desired.Manifest) *corev1.PodTemplateSpec {
+	for _, rs := range replicaSets {
+		if c := metav1.GetControllerOf(rs); c == nil || c.UID != d.UID {
+			continue
+		}
+		t := rs.Spec.Template.DeepCopy()
+		delete(t.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Template: *t}})
+		if err != nil {
+			continue
+		}
+		if differs, err := desired.TemplateChanged(snapshot.ReplicaSet, m.Object.Object, u, nil); err == nil && !differs {
+			return t
+		}
+	}
+	return nil
 }
 
 // templateChange says what a template change adds to a scale-in where the

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/scale-preview/scale-preview/pkg/desired"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
@@ -26,7 +24,7 @@ import (
 // scale-in's preview stays: a Deployment left paused (no rollout until it
 // is resumed), a StatefulSet whose replicas shrink (its condemned ordinals
 // go first: the scale-in shows them) or that updates OnDelete.
-func (o *Options) desiredRollout(ctx context.Context, m desired.Manifest, want int32, info prediction.RulesInfo) (*prediction.Prediction, error) {
+func (o *Options) desiredRollout(ctx context.Context, m desired.Manifest, want int32, lastApplied map[string]any, info prediction.RulesInfo) (*prediction.Prediction, error) {
 	if m.Ref.Kind != snapshot.Deployment && m.Ref.Kind != snapshot.StatefulSet {
 		return nil, nil
 	}
@@ -41,7 +39,7 @@ func (o *Options) desiredRollout(ctx context.Context, m desired.Manifest, want i
 	in := rollout.Input{ReplicaSets: cl.Workloads.ReplicaSets, Pods: cl.Pods, Nodes: cl.Nodes, Namespaces: cl.Namespaces,
 		PDBs: cl.PDBs, Quotas: cl.Quotas, Workloads: cl.Workloads, Change: rollout.Change{Kind: rollout.ChangeDesired},
 		Rules: rs, Scheduler: rules.Scheduler(o.minor, o.gates), Now: o.now}
-	target, ok, err := desiredTarget(cl, m, want, &in)
+	target, ok, err := desiredTarget(cl, desiredChange{m, want, lastApplied}, &in)
 	if err != nil {
 		return nil, &source.FileError{Name: strings.Join(o.Filenames, ", "), Err: fmt.Errorf("%s %s: %v", m.Ref.Kind, m.Ref.Name, err)}
 	}
@@ -83,37 +81,53 @@ func (o *Options) desiredCluster(ctx context.Context, ns string) (*source.Cluste
 	return o.rolloutCluster, nil
 }
 
-// desiredTarget puts the live workload, with the manifest applied, into
-// the rollout's input; false where the rollout model does not run.
-func desiredTarget(cl *source.Cluster, m desired.Manifest, want int32, in *rollout.Input) (desiredRolloutTarget, bool, error) {
-	if m.Ref.Kind == snapshot.StatefulSet {
+// desiredChange is one manifest and what kubectl apply makes of it.
+type desiredChange struct {
+	m           desired.Manifest
+	want        int32 // the replicas after the apply
+	lastApplied map[string]any
+}
+
+// desiredTarget puts the live workload, with the manifest applied as
+// kubectl apply merges it, into the rollout's input; false where the
+// rollout model does not run.
+func desiredTarget(cl *source.Cluster, c desiredChange, in *rollout.Input) (desiredRolloutTarget, bool, error) {
+	ref := c.m.Ref
+	if ref.Kind == snapshot.StatefulSet {
 		for _, s := range cl.Workloads.StatefulSets {
-			if s.Name != m.Ref.Name || s.Namespace != m.Ref.Namespace {
+			if s.Name != ref.Name || s.Namespace != ref.Namespace {
 				continue
 			}
-			after, err := statefulSetAfter(s, m.Object, want)
-			if err != nil || replicasOrOne(s.Spec.Replicas) > want || after.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+			after := &appsv1.StatefulSet{}
+			if err := desired.Applied(c.m.Object, s, c.lastApplied, after); err != nil {
 				return desiredRolloutTarget{}, false, err
 			}
+			if replicasOrOne(s.Spec.Replicas) > c.want || after.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+				return desiredRolloutTarget{}, false, nil
+			}
+			after.Spec.Replicas = &c.want
 			in.StatefulSet = after
-			return desiredRolloutTarget{rolloutTarget{"StatefulSet", s.Namespace, s.Name, want}, replicasOrOne(s.Spec.Replicas)}, true, nil
+			return desiredRolloutTarget{rolloutTarget{"StatefulSet", s.Namespace, s.Name, c.want}, replicasOrOne(s.Spec.Replicas)}, true, nil
 		}
 		return desiredRolloutTarget{}, false, nil
 	}
 	for _, d := range cl.Workloads.Deployments {
-		if d.Name != m.Ref.Name || d.Namespace != m.Ref.Namespace {
+		if d.Name != ref.Name || d.Namespace != ref.Namespace {
 			continue
 		}
-		after, err := manifestDeployment(d, cl.Workloads.ReplicaSets, m, true)
-		if err != nil {
+		after := &appsv1.Deployment{}
+		if err := desired.Applied(c.m.Object, d, c.lastApplied, after); err != nil {
 			return desiredRolloutTarget{}, false, err
 		}
 		if after.Spec.Paused {
 			return desiredRolloutTarget{}, false, nil
 		}
-		after.Spec.Replicas = &want
+		if t := rollbackTemplate(d, cl.Workloads.ReplicaSets, c.m); t != nil {
+			after.Spec.Template = *t
+		}
+		after.Spec.Replicas = &c.want
 		in.Deployment = after
-		return desiredRolloutTarget{rolloutTarget{"Deployment", d.Namespace, d.Name, want}, replicasOrOne(d.Spec.Replicas)}, true, nil
+		return desiredRolloutTarget{rolloutTarget{"Deployment", d.Namespace, d.Name, c.want}, replicasOrOne(d.Spec.Replicas)}, true, nil
 	}
 	return desiredRolloutTarget{}, false, nil
 }
@@ -122,25 +136,6 @@ func desiredTarget(cl *source.Cluster, m desired.Manifest, want int32, in *rollo
 type desiredRolloutTarget struct {
 	rolloutTarget
 	current int32
-}
-
-// statefulSetAfter is the live StatefulSet with the manifest's template,
-// replicas, update strategy and minReadySeconds.
-func statefulSetAfter(live *appsv1.StatefulSet, m *unstructured.Unstructured, want int32) (*appsv1.StatefulSet, error) {
-	var w appsv1.StatefulSet
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m.Object, &w); err != nil {
-		return nil, err
-	}
-	s := live.DeepCopy()
-	s.Spec.Template, s.Spec.Replicas = w.Spec.Template, &want
-	spec, _, _ := unstructured.NestedMap(m.Object, "spec")
-	if _, ok := spec["updateStrategy"]; ok {
-		s.Spec.UpdateStrategy = w.Spec.UpdateStrategy
-	}
-	if _, ok := spec["minReadySeconds"]; ok {
-		s.Spec.MinReadySeconds = w.Spec.MinReadySeconds
-	}
-	return s, nil
 }
 
 // rolloutChange is the workload's line for its rollout's item.
