@@ -60,6 +60,9 @@ type sim struct {
 	quotas     []*quota
 	// quotaBlocked: the last FailedCreate's message ("" when none).
 	quotaBlocked string
+	// unbound: the step's last placed pod when it was bound nowhere and
+	// the view has not changed since (placeAlike).
+	unbound *member
 }
 
 // newSim reads the Deployment's ReplicaSets and pods as the controllers
