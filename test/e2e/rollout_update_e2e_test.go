@@ -164,6 +164,9 @@ func updatePredict(ctx context.Context, t *testing.T, dc *drainCluster, s *updat
 	if why := updatePluginMissing(ctx); why != "" {
 		return nil, why
 	}
+	if s.change == "desired" {
+		return desiredPredict(ctx, t, dc, s) // desired_rollout_e2e_test.go
+	}
 	args := []string{"rollout", strings.ToLower(s.kind) + "/" + s.name, "-n", s.ns, "--kubeconfig", dc.cp.viewerKubeconfig, "-o", "json"}
 	if s.change == "image" {
 		args = append(args, "--image", appContainer+"="+updateImage)

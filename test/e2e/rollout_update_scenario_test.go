@@ -40,8 +40,9 @@ type updateScenario struct {
 	pdb           *drainPDB
 	quota         string // "" | "pods" | "cpu": a ResourceQuota at its limit
 	newNeverReady bool   // the new revision never turns Ready
-	change        string // restart | image
+	change        string // restart | image | desired (kubectl apply of desiredFile)
 	saved         string // the cluster before the rollout, for -f
+	desiredFile   string
 }
 
 const (
