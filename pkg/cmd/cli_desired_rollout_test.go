@@ -180,3 +180,15 @@ spec:
 		t.Errorf("rollout differs:\n%s\nwant\n%s", a, b)
 	}
 }
+
+// Bad input in a template change: a negative maxSurge is the API server's
+// refusal, exit 6 with the field named (the fake API server of the
+// bad-input matrix serves no cluster-wide lists, so the case is here).
+func TestDesiredRolloutBadStrategy(t *testing.T) {
+	manifest := strings.Replace(readString(t, desiredRolloutFile), "  selector:", "  strategy: {rollingUpdate: {maxSurge: -1}}\n  selector:", 1)
+	r := cliRun(t, exampleCluster(t, rolloutFile), nil, desiredRolloutArgs(writeFile(t, manifest))...)
+	wantExit(t, r, ExitBadFile, "maxSurge", `"-1"`)
+	if r.stdout != "" {
+		t.Errorf("printed:\n%s", r.stdout)
+	}
+}
