@@ -43,4 +43,3 @@ func TestPlaceAlikeIsPlace(t *testing.T) {
 		})
 	}
 }
-
