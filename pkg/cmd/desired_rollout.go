@@ -52,6 +52,7 @@ func (o *Options) desiredRollout(ctx context.Context, m desired.Manifest, want i
 	}
 	pred := rolloutPrediction(res, target.rolloutTarget, rs, info, o.now)
 	pred.CurrentReplicas = target.current
+	pred.Warnings = append(append(pred.Warnings, clusterWarnings(cl)...), cl.Notes...)
 	return pred, nil
 }
 
