@@ -297,9 +297,11 @@ func TestDesiredAutoscalerBounds(t *testing.T) {
 	}
 }
 
-// A StatefulSet whose template changes with the scale-in: the condemned
-// ordinals are previewed; RollingUpdate then recreates the kept pods (a
-// Rollout conflict, uncertain), OnDelete does not (a warning, certain).
+// A StatefulSet whose template changes with the scale-in: with
+// RollingUpdate the rollout model deletes the condemned ordinals first,
+// highest first, then updates the kept pods from the highest ordinal (its
+// item's rollout); a manifest that sets OnDelete previews the scale-in
+// alone (a warning, certain).
 func TestDesiredStatefulSetTemplate(t *testing.T) {
 	snap, err := source.ReadFile(writeFile(t, stsFile("OrderedReady", 0, "Retain", "0", "1", "2")), nil, "default")
 	if err != nil {
@@ -310,35 +312,36 @@ kind: StatefulSet
 metadata: {name: web}
 spec:
   replicas: 1
-  updateStrategy: {type: RollingUpdate}
+  updateStrategy: {type: STRATEGY}
   template:
     metadata: {labels: {app: web}}
     spec: {containers: [{name: app, image: "app:2"}]}
 `
-	for _, onDelete := range []bool{false, true} {
+	for _, strategy := range []string{"RollingUpdate", "OnDelete"} {
 		var objs []k8sruntime.Object
 		for _, st := range snap.StatefulSets {
-			if onDelete {
-				st.Spec.UpdateStrategy.Type = appsv1.OnDeleteStatefulSetStrategyType
-			}
 			objs = append(objs, st)
 		}
 		for _, p := range snap.Pods {
 			objs = append(objs, p)
 		}
-		r := cliRun(t, fake.NewClientset(objs...), nil, desiredArgs("-f", writeFile(t, manifest), "-o", "json")...)
+		r := cliRun(t, fake.NewClientset(objs...), nil, desiredArgs("-f", writeFile(t, strings.Replace(manifest, "STRATEGY", strategy, 1)), "-o", "json")...)
 		wantExit(t, r, ExitOK)
 		l := decodeList(t, r.stdout)
-		if len(l.Items) != 1 || !l.Workloads[0].TemplateChanged {
-			t.Fatalf("want one item with the template change:\n%s", r.stdout)
+		if len(l.Items) != 1 || !l.Workloads[0].TemplateChanged || l.Workloads[0].Change != prediction.ChangeScaleIn {
+			t.Fatalf("want one scale-in item with the template change:\n%s", r.stdout)
 		}
 		p := l.Items[0]
-		if !slices.Equal(p.Victims, []string{"web-2", "web-1"}) {
-			t.Errorf("victims %v, want web-2, web-1", p.Victims)
+		if strategy == "OnDelete" {
+			if !slices.Equal(p.Victims, []string{"web-2", "web-1"}) || p.Rollout != nil || !p.Certain ||
+				!slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "OnDelete") }) {
+				t.Errorf("OnDelete: victims %v, rollout %v, certain %v, warnings %v", p.Victims, p.Rollout != nil, p.Certain, p.Warnings)
+			}
+			continue
 		}
-		rollout := slices.ContainsFunc(p.Conflicts, func(c prediction.Conflict) bool { return c.Kind == "Rollout" })
-		if rollout == onDelete || p.Certain == !onDelete {
-			t.Errorf("OnDelete %v: Rollout conflict %v, certain %v", onDelete, rollout, p.Certain)
+		if p.Rollout == nil || !slices.Equal(p.Victims, []string{"default/web-2", "default/web-1", "default/web-0"}) ||
+			!slices.Equal(p.Rollout.Steps[0].Deleted, p.Victims) {
+			t.Errorf("RollingUpdate: want the condemned web-2, web-1 then web-0 in step 1: %v %+v", p.Victims, p.Rollout)
 		}
 	}
 }

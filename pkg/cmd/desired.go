@@ -211,7 +211,7 @@ func (o *Options) previewDesired(ctx context.Context, m desired.Manifest, info p
 		uncertain(pred, fmt.Sprintf("the manifest drops spec.replicas, which the last kubectl apply set: client-side kubectl apply removes it and the API server defaults it to 1 (previewed here); a server-side apply by another field manager may keep %d", cur))
 	}
 	if changed {
-		templateChange(pred, m.Ref, snap)
+		templateChange(pred, m.Ref)
 	}
 	ch.Message = fmt.Sprintf("%d -> %d replicas: %s%s", cur, want, pred.Message, rolloutWords(m.Ref.Kind, changed))
 	return ch, pred, nil
@@ -293,21 +293,13 @@ func rollbackTemplate(d *appsv1.Deployment, replicaSets []*appsv1.ReplicaSet, m 
 
 // templateChange says what a template change adds to a scale-in where the
 // rollout model does not run (desiredRollout): a paused Deployment starts
-// no rollout; a StatefulSet's rolling update follows its scale-in.
-func templateChange(pred *prediction.Prediction, ref snapshot.Ref, snap *snapshot.Snapshot) {
+// no rollout; a StatefulSet that updates OnDelete replaces no pod.
+func templateChange(pred *prediction.Prediction, ref snapshot.Ref) {
 	switch ref.Kind {
 	case snapshot.Deployment:
 		pred.Warnings = append(pred.Warnings, "the pod template changes, but the Deployment is paused: no rollout until it is resumed")
 	case snapshot.StatefulSet:
-		for _, st := range snap.StatefulSets {
-			if st.Name == ref.Name && st.Namespace == ref.Namespace && st.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
-				pred.Warnings = append(pred.Warnings, "the pod template changes; updateStrategy OnDelete: pods get it only when deleted")
-				return
-			}
-		}
-		msg := "the pod template changes: this is a new rollout. Shown: the scale-in; the rolling update then deletes and recreates the pods kept here (from the highest ordinal, down to the partition), one by one as each comes back ready (not predicted)"
-		pred.Conflicts = append(pred.Conflicts, prediction.Conflict{Kind: "Rollout", Name: ref.Name, Message: msg})
-		uncertain(pred, "a rolling update follows the scale-in: its deletions are not predicted")
+		pred.Warnings = append(pred.Warnings, "the pod template changes; updateStrategy OnDelete: pods get it only when deleted")
 	default:
 		pred.Warnings = append(pred.Warnings, "the pod template changes: a "+ref.Kind+" does not replace its pods; only pods created later get it")
 	}

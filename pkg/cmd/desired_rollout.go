@@ -20,10 +20,10 @@ import (
 // the manifest's replicas, strategy and template applied: the model of
 // `rollout TYPE/NAME`, whose first sync also makes the scaling event
 // (deployment controller) or whose rolling update follows the created
-// ordinals. It returns nil where that model does not run and the
-// scale-in's preview stays: a Deployment left paused (no rollout until it
-// is resumed), a StatefulSet whose replicas shrink (its condemned ordinals
-// go first: the scale-in shows them) or that updates OnDelete.
+// ordinals (after the condemned ones, highest first). It returns nil
+// where that model does not run and the scale-in's preview stays: a
+// Deployment left paused (no rollout until it is resumed), a StatefulSet
+// that updates OnDelete.
 func (o *Options) desiredRollout(ctx context.Context, m desired.Manifest, want int32, lastApplied map[string]any, info prediction.RulesInfo) (*prediction.Prediction, error) {
 	if m.Ref.Kind != snapshot.Deployment && m.Ref.Kind != snapshot.StatefulSet {
 		return nil, nil
@@ -103,7 +103,7 @@ func desiredTarget(cl *source.Cluster, c desiredChange, in *rollout.Input) (desi
 			if err := desired.Applied(c.m.Object, s, c.lastApplied, after); err != nil {
 				return desiredRolloutTarget{}, false, err
 			}
-			if replicasOrOne(s.Spec.Replicas) > c.want || after.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+			if after.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
 				return desiredRolloutTarget{}, false, nil
 			}
 			after.Spec.Replicas = &c.want
