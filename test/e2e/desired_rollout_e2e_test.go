@@ -21,8 +21,10 @@ import (
 // where the change is a manifest with the new image that `kubectl apply`
 // applies, predicted beforehand with `--desired -f` as the viewer; the
 // item's rollout is compared as `rollout TYPE/NAME`'s is.
-// E2E_ROLLOUT_DESIRED lists the scenarios (default 0,1,7: RollingUpdate,
-// Recreate, a StatefulSet; -short: 0).
+// E2E_ROLLOUT_DESIRED lists the scenarios; "i-" writes one replica fewer
+// into the manifest (the scale and the rollout in one change). Default
+// 0,1,7,0-,7- (RollingUpdate, Recreate, a StatefulSet, and the first and
+// last with a scale-in); -short: 0,7-.
 func TestRolloutDesiredE2E(t *testing.T) {
 	picked := desiredRolloutPicked()
 	kubectl := drainKubectl(t)
@@ -32,27 +34,39 @@ func TestRolloutDesiredE2E(t *testing.T) {
 	if err := grantRolloutReads(ctx, dc.cp.admin); err != nil {
 		t.Fatal(err)
 	}
-	for _, i := range picked {
+	for _, pick := range picked {
+		i, scale := pick.index, pick.scale
 		s := randomUpdateScenario(env.seed, i)
 		s.change, s.ns = "desired", fmt.Sprintf("rollout-desired-%d", i)
-		t.Run(fmt.Sprintf("scenario-%d-%s", i, s.family), func(t *testing.T) {
+		name := fmt.Sprintf("scenario-%d-%s", i, s.family)
+		if scale {
+			s.desiredReplicas, s.ns, name = s.replicas-1, s.ns+"-scale", name+"-scale-in"
+		}
+		t.Run(name, func(t *testing.T) {
 			runUpdateScenario(t, dc, kubectl, s)
 		})
 	}
 }
 
-func desiredRolloutPicked() []int {
+type desiredPick struct {
+	index int
+	scale bool // one replica fewer in the manifest
+}
+
+func desiredRolloutPicked() []desiredPick {
 	list := os.Getenv("E2E_ROLLOUT_DESIRED")
 	if list == "" {
-		list = "0,1,7"
+		list = "0,1,7,0-,7-"
 		if testing.Short() {
-			list = "0"
+			list = "0,7-"
 		}
 	}
-	var picked []int
+	var picked []desiredPick
 	for _, f := range strings.Split(list, ",") {
-		if i, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
-			picked = append(picked, i)
+		f = strings.TrimSpace(f)
+		scale := strings.HasSuffix(f, "-")
+		if i, err := strconv.Atoi(strings.TrimSuffix(f, "-")); err == nil {
+			picked = append(picked, desiredPick{i, scale})
 		}
 	}
 	return picked
@@ -81,9 +95,12 @@ func (s *updateScenario) desiredManifest(ctx context.Context, dc *drainCluster) 
 	default:
 		return "", fmt.Errorf("--desired: %s is not previewed as a rollout", s.kind)
 	}
-	m := map[string]any{"apiVersion": "apps/v1", "kind": s.kind, "metadata": map[string]any{"name": s.name, "namespace": s.ns},
-		"spec": map[string]any{"selector": sel, "template": map[string]any{"metadata": map[string]any{"labels": labels},
-			"spec": map[string]any{"containers": []any{map[string]any{"name": appContainer, "image": updateImage}}}}}}
+	spec := map[string]any{"selector": sel, "template": map[string]any{"metadata": map[string]any{"labels": labels},
+		"spec": map[string]any{"containers": []any{map[string]any{"name": appContainer, "image": updateImage}}}}}
+	if s.desiredReplicas > 0 {
+		spec["replicas"] = s.desiredReplicas
+	}
+	m := map[string]any{"apiVersion": "apps/v1", "kind": s.kind, "metadata": map[string]any{"name": s.name, "namespace": s.ns}, "spec": spec}
 	b, err := yaml.Marshal(m)
 	if err != nil {
 		return "", err
@@ -100,6 +117,11 @@ func desiredPredict(ctx context.Context, t *testing.T, dc *drainCluster, s *upda
 		t.Fatal(err)
 	}
 	s.desiredFile = file
+	if s.desiredReplicas > 0 {
+		// What the rollout ends with; the recording's self-check, written
+		// for a rollout alone, is left out.
+		s.replicas = s.desiredReplicas
+	}
 	run, err := runPlugin(ctx, env.pluginPath, "--desired", "-f", file, "-n", s.ns, "--kubeconfig", dc.cp.viewerKubeconfig, "-o", "json")
 	if err != nil || run.exitCode != 0 {
 		t.Fatalf("plugin: %v %s\nthe cluster is in %s", err, run, s.saved)
