@@ -33,17 +33,20 @@ type updateScenario struct {
 	midRollout      bool // an earlier release never turned Ready and is still rolling out
 
 	// StatefulSet
-	parallel        bool
-	partition       int32
-	stsUnavail      *intstr.IntOrString
-	tightDSNode     string // DaemonSet: a node where a surge pod cannot fit
-	pdb             *drainPDB
-	quota           string // "" | "pods" | "cpu": a ResourceQuota at its limit
-	newNeverReady   bool   // the new revision never turns Ready
-	change          string // restart | image | desired (kubectl apply of desiredFile)
-	saved           string // the cluster before the rollout, for -f
+	parallel      bool
+	partition     int32
+	stsUnavail    *intstr.IntOrString
+	tightDSNode   string // DaemonSet: a node where a surge pod cannot fit
+	pdb           *drainPDB
+	quota         string // "" | "pods" | "cpu": a ResourceQuota at its limit
+	newNeverReady bool   // the new revision never turns Ready
+	change        string // restart | image | desired
+	saved         string // the cluster before the rollout, for -f
+
+	// change desired (desired_rollout_e2e_test.go): the manifest that
+	// kubectl apply applies, and its replicas when it scales too (> 0).
 	desiredFile     string
-	desiredReplicas int // > 0: the manifest scales too (desired_rollout_e2e_test.go)
+	desiredReplicas int
 }
 
 const (
