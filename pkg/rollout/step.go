@@ -208,11 +208,24 @@ type pick struct{ name, why string }
 
 // rank is one sort of rs's pods (but those gone): the n it deletes.
 func (s *sim) rank(rs string, n int, gone map[string]bool, st *stepRun) []pick {
-	var cands []engine.Pod
+	var left []*member
 	for _, m := range s.pods[rs] {
 		if !gone[m.pod.Name] {
-			cands = append(cands, engine.FromPod(m.pod))
+			left = append(left, m)
 		}
+	}
+	if n >= len(left) {
+		// getPodsToDelete sorts nothing when every pod goes (nor does a
+		// new pod's node matter then).
+		out := make([]pick, len(left))
+		for i, m := range left {
+			out[i] = pick{m.pod.Name, "every pod of the ReplicaSet goes"}
+		}
+		return out
+	}
+	cands := make([]engine.Pod, len(left))
+	for i, m := range left {
+		cands[i] = engine.FromPod(m.pod)
 	}
 	res := engine.Predict(engine.Input{Candidates: cands, Related: s.related(gone), Delete: n, Now: s.in.Now, Rules: s.in.Rules, Seed: 1})
 	if s.unboundNew() {
