@@ -159,7 +159,6 @@ func TestDesiredNothingDeleted(t *testing.T) {
 		{"unchanged", desiredAPI("5", "api:2"), "5 replicas, unchanged"},
 		{"no replicas field", desiredAPI("", "api:2"), "5 replicas, unchanged"},
 		{"not yet created", strings.ReplaceAll(desiredAPI("1", "x"), "name: api\n", "name: fresh\n"), "does not exist yet"},
-		{"template change without scale", desiredAPI("5", "api:3"), "a rollout replaces the pods"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,34 +176,32 @@ func TestDesiredNothingDeleted(t *testing.T) {
 	}
 }
 
-// A template change with a scale-in is a rollout: the scale is previewed,
-// the document is uncertain, and --fail-if-uncertain exits 8.
+// A template change with a scale-in is a rollout whose first sync is the
+// scaling event: its first step deletes what `deploy/api --replicas=2`
+// deletes (proportional scaling over both live ReplicaSets, then each
+// ReplicaSet's ranking), and a third ReplicaSet rolls out (here it fits
+// no node: the fake cluster has none, so the rollout stalls).
 func TestDesiredTemplateChange(t *testing.T) {
 	file := writeFile(t, desiredAPI("2", "api:3"))
 	r := cliRun(t, fake.NewClientset(liveObjects()...), nil, desiredArgs("-f", file, "-n", "prod", "-o", "json")...)
 	wantExit(t, r, ExitOK)
 	l := decodeList(t, r.stdout)
-	if len(l.Items) != 1 || l.Certain || !l.Workloads[0].TemplateChanged {
-		t.Fatalf("want an uncertain item with the template change:\n%s", r.stdout)
+	if len(l.Items) != 1 || l.Items[0].Rollout == nil || !l.Workloads[0].TemplateChanged || l.Workloads[0].Change != prediction.ChangeScaleIn {
+		t.Fatalf("want a rollout item with the template change:\n%s", r.stdout)
 	}
-	p := l.Items[0]
-	if len(p.Victims) == 0 || !slices.ContainsFunc(p.Conflicts, func(c prediction.Conflict) bool { return c.Kind == "Rollout" }) {
-		t.Errorf("want victims and a Rollout conflict: %v %+v", p.Victims, p.Conflicts)
+	ro := l.Items[0].Rollout
+	direct := decode(t, cliRun(t, fake.NewClientset(liveObjects()...), nil, append(liveArgs, "-o", "json")...).stdout)
+	var first []string
+	for _, d := range ro.Steps[0].Deleted {
+		first = append(first, strings.TrimPrefix(d, "prod/"))
 	}
-	// Both live ReplicaSets are old now: the rollout creates a new one.
-	for _, rs := range p.ReplicaSets {
-		if rs.New && rs.Before > 0 {
-			t.Errorf("ReplicaSet %s still counted as the new one", rs.Name)
-		}
-	}
-	r = cliRun(t, fake.NewClientset(liveObjects()...), nil, desiredArgs("-f", file, "-n", "prod", "--fail-if-uncertain")...)
-	if r.code != ExitUncertain || !strings.Contains(r.stdout, "new rollout") {
-		t.Errorf("want exit 8 after the table:\n%s", r)
+	if !slices.Equal(first, direct.Victims) || ro.Outcome != prediction.RolloutStalls || !strings.Contains(ro.Reason, "fit no node") {
+		t.Errorf("first step deletes %v, want the scale-in's %v; outcome %s: %s", first, direct.Victims, ro.Outcome, ro.Reason)
 	}
 	// The same template written with defaults is no change.
 	same := strings.Replace(desiredAPI("2", "api:2"), "        image: api:2\n", "        image: api:2\n        imagePullPolicy: \"\"\n        resources: {}\n", 1)
 	r = cliRun(t, fake.NewClientset(liveObjects()...), nil, desiredArgs("-f", writeFile(t, same), "-n", "prod", "-o", "json")...)
-	if l := decodeList(t, r.stdout); l.Workloads[0].TemplateChanged {
+	if l := decodeList(t, r.stdout); l.Workloads[0].TemplateChanged || l.Items[0].Rollout != nil {
 		t.Errorf("unchanged template seen as changed:\n%s", r.stdout)
 	}
 }
@@ -300,9 +297,11 @@ func TestDesiredAutoscalerBounds(t *testing.T) {
 	}
 }
 
-// A StatefulSet whose template changes with the scale-in: the condemned
-// ordinals are previewed; RollingUpdate then recreates the kept pods (a
-// Rollout conflict, uncertain), OnDelete does not (a warning, certain).
+// A StatefulSet whose template changes with the scale-in: with
+// RollingUpdate the rollout model deletes the condemned ordinals first,
+// highest first, then updates the kept pods from the highest ordinal (its
+// item's rollout); a manifest that sets OnDelete previews the scale-in
+// alone (a warning, certain).
 func TestDesiredStatefulSetTemplate(t *testing.T) {
 	snap, err := source.ReadFile(writeFile(t, stsFile("OrderedReady", 0, "Retain", "0", "1", "2")), nil, "default")
 	if err != nil {
@@ -313,35 +312,36 @@ kind: StatefulSet
 metadata: {name: web}
 spec:
   replicas: 1
-  updateStrategy: {type: RollingUpdate}
+  updateStrategy: {type: STRATEGY}
   template:
     metadata: {labels: {app: web}}
     spec: {containers: [{name: app, image: "app:2"}]}
 `
-	for _, onDelete := range []bool{false, true} {
+	for _, strategy := range []string{"RollingUpdate", "OnDelete"} {
 		var objs []k8sruntime.Object
 		for _, st := range snap.StatefulSets {
-			if onDelete {
-				st.Spec.UpdateStrategy.Type = appsv1.OnDeleteStatefulSetStrategyType
-			}
 			objs = append(objs, st)
 		}
 		for _, p := range snap.Pods {
 			objs = append(objs, p)
 		}
-		r := cliRun(t, fake.NewClientset(objs...), nil, desiredArgs("-f", writeFile(t, manifest), "-o", "json")...)
+		r := cliRun(t, fake.NewClientset(objs...), nil, desiredArgs("-f", writeFile(t, strings.Replace(manifest, "STRATEGY", strategy, 1)), "-o", "json")...)
 		wantExit(t, r, ExitOK)
 		l := decodeList(t, r.stdout)
-		if len(l.Items) != 1 || !l.Workloads[0].TemplateChanged {
-			t.Fatalf("want one item with the template change:\n%s", r.stdout)
+		if len(l.Items) != 1 || !l.Workloads[0].TemplateChanged || l.Workloads[0].Change != prediction.ChangeScaleIn {
+			t.Fatalf("want one scale-in item with the template change:\n%s", r.stdout)
 		}
 		p := l.Items[0]
-		if !slices.Equal(p.Victims, []string{"web-2", "web-1"}) {
-			t.Errorf("victims %v, want web-2, web-1", p.Victims)
+		if strategy == "OnDelete" {
+			if !slices.Equal(p.Victims, []string{"web-2", "web-1"}) || p.Rollout != nil || !p.Certain ||
+				!slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "OnDelete") }) {
+				t.Errorf("OnDelete: victims %v, rollout %v, certain %v, warnings %v", p.Victims, p.Rollout != nil, p.Certain, p.Warnings)
+			}
+			continue
 		}
-		rollout := slices.ContainsFunc(p.Conflicts, func(c prediction.Conflict) bool { return c.Kind == "Rollout" })
-		if rollout == onDelete || p.Certain == !onDelete {
-			t.Errorf("OnDelete %v: Rollout conflict %v, certain %v", onDelete, rollout, p.Certain)
+		if p.Rollout == nil || !slices.Equal(p.Victims, []string{"default/web-2", "default/web-1", "default/web-0"}) ||
+			!slices.Equal(p.Rollout.Steps[0].Deleted, p.Victims) {
+			t.Errorf("RollingUpdate: want the condemned web-2, web-1 then web-0 in step 1: %v %+v", p.Victims, p.Rollout)
 		}
 	}
 }
@@ -373,8 +373,8 @@ func TestDesiredTemplateRecreateAndPaused(t *testing.T) {
 	r := cliRun(t, fake.NewClientset(settled...), nil, desiredArgs("-f", writeFile(t, recreate), "-n", "prod", "-o", "json")...)
 	wantExit(t, r, ExitOK)
 	p := decodeList(t, r.stdout).Items[0]
-	if len(p.Victims) != 3 || !p.Certain || slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "later deletions") }) {
-		t.Errorf("Recreate: want all 3 pods certainly deleted and no 'later deletions' warning: %v %v %v", p.Victims, p.Certain, p.Warnings)
+	if len(p.Victims) != 3 || !p.Certain || p.Rollout == nil || p.Rollout.Strategy != "Recreate" || len(p.Rollout.Steps[0].Deleted) != 3 {
+		t.Errorf("Recreate: want all 3 pods certainly deleted in the first step: %v %v %+v", p.Victims, p.Certain, p.Rollout)
 	}
 	paused := strings.Replace(desiredAPI("2", "api:3"), "  selector:", "  paused: true\n  selector:", 1)
 	r = cliRun(t, fake.NewClientset(liveObjects()...), nil, desiredArgs("-f", writeFile(t, paused), "-n", "prod", "-o", "json")...)

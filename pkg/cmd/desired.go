@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -31,6 +32,10 @@ type desiredOptions struct {
 	Watch   bool // --watch (watch.go)
 
 	enforceNamespace bool // -n given: a manifest for another namespace is refused, as kubectl does
+
+	// A template change's rollout reads the cluster once (desired_rollout.go).
+	rolloutCluster *source.Cluster
+	quotasRead     map[string]bool
 }
 
 func (o *Options) addDesiredFlags(fl *pflag.FlagSet) {
@@ -174,6 +179,11 @@ func (o *Options) previewDesired(ctx context.Context, m desired.Manifest, info p
 	}
 	cur, want := live.replicas, reps.Value
 	ch.CurrentReplicas, ch.DesiredReplicas, ch.TemplateChanged = &cur, &want, changed
+	if changed {
+		if pred, err := o.desiredRollout(ctx, m, want, lastApplied, info); err != nil || pred != nil {
+			return rolloutChange(ch, pred), pred, err
+		}
+	}
 	rollout := rolloutWords(m.Ref.Kind, changed)
 	switch {
 	case want == cur:
@@ -201,7 +211,7 @@ func (o *Options) previewDesired(ctx context.Context, m desired.Manifest, info p
 		uncertain(pred, fmt.Sprintf("the manifest drops spec.replicas, which the last kubectl apply set: client-side kubectl apply removes it and the API server defaults it to 1 (previewed here); a server-side apply by another field manager may keep %d", cur))
 	}
 	if changed {
-		templateChange(pred, m.Ref, snap)
+		templateChange(pred, m.Ref)
 	}
 	ch.Message = fmt.Sprintf("%d -> %d replicas: %s%s", cur, want, pred.Message, rolloutWords(m.Ref.Kind, changed))
 	return ch, pred, nil
@@ -229,37 +239,13 @@ func hasAny(m *unstructured.Unstructured, fields ...string) bool {
 }
 
 // applyToDeployment puts the manifest's template and rollout settings on
-// the snapshot's Deployment. A template that equals one of its
-// ReplicaSets' (a rollback) becomes that ReplicaSet's, so that the model
-// finds it as the new one, as the controller does.
+// the snapshot's Deployment.
 func applyToDeployment(snap *snapshot.Snapshot, m desired.Manifest, changed bool) error {
 	for i, d := range snap.Deployments {
 		if d.Name != m.Ref.Name || d.Namespace != m.Ref.Namespace {
 			continue
 		}
-		var tmpl = &d.Spec.Template
-		if changed {
-			var err error
-			if tmpl, err = desired.ManifestTemplate(m.Object); err != nil {
-				return err
-			}
-			for _, rs := range snap.ReplicaSets {
-				if c := metav1.GetControllerOf(rs); c == nil || c.UID != d.UID {
-					continue
-				}
-				t := rs.Spec.Template.DeepCopy()
-				delete(t.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
-				u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Template: *t}})
-				if err != nil {
-					continue
-				}
-				if differs, err := desired.TemplateChanged(snapshot.ReplicaSet, m.Object.Object, u, nil); err == nil && !differs {
-					tmpl = t
-					break
-				}
-			}
-		}
-		after, err := desired.DeploymentAfter(d, m.Object, tmpl)
+		after, err := manifestDeployment(d, snap.ReplicaSets, m, changed)
 		if err != nil {
 			return err
 		}
@@ -268,42 +254,52 @@ func applyToDeployment(snap *snapshot.Snapshot, m desired.Manifest, changed bool
 	return nil
 }
 
-// templateChange says what a template change adds to a scale-in. The
-// prediction covers what is determined: the scale and, for a Deployment,
-// the rollout steps that need no new pod to become available. What the
-// rollout does later depends on when new pods become ready: not predicted.
-func templateChange(pred *prediction.Prediction, ref snapshot.Ref, snap *snapshot.Snapshot) {
+// manifestDeployment is d with the manifest's template and rollout
+// settings (a rollback's template where it is one).
+func manifestDeployment(d *appsv1.Deployment, replicaSets []*appsv1.ReplicaSet, m desired.Manifest, changed bool) (*appsv1.Deployment, error) {
+	var tmpl = &d.Spec.Template
+	if changed {
+		var err error
+		if tmpl, err = desired.ManifestTemplate(m.Object); err != nil {
+			return nil, err
+		}
+		if t := rollbackTemplate(d, replicaSets, m); t != nil {
+			tmpl = t
+		}
+	}
+	return desired.DeploymentAfter(d, m.Object, tmpl)
+}
+
+// rollbackTemplate is the template of d's ReplicaSet that the manifest's
+// equals (a rollback), so that the model finds that ReplicaSet as the new
+// one, as the controller does; nil when none does.
+func rollbackTemplate(d *appsv1.Deployment, replicaSets []*appsv1.ReplicaSet, m desired.Manifest) *corev1.PodTemplateSpec {
+	for _, rs := range replicaSets {
+		if c := metav1.GetControllerOf(rs); c == nil || c.UID != d.UID {
+			continue
+		}
+		t := rs.Spec.Template.DeepCopy()
+		delete(t.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Template: *t}})
+		if err != nil {
+			continue
+		}
+		if differs, err := desired.TemplateChanged(snapshot.ReplicaSet, m.Object.Object, u, nil); err == nil && !differs {
+			return t
+		}
+	}
+	return nil
+}
+
+// templateChange says what a template change adds to a scale-in where the
+// rollout model does not run (desiredRollout): a paused Deployment starts
+// no rollout; a StatefulSet that updates OnDelete replaces no pod.
+func templateChange(pred *prediction.Prediction, ref snapshot.Ref) {
 	switch ref.Kind {
 	case snapshot.Deployment:
-		for _, d := range snap.Deployments {
-			if d.Name == ref.Name && d.Namespace == ref.Namespace && d.Spec.Paused {
-				pred.Warnings = append(pred.Warnings, "the pod template changes, but the Deployment is paused: no rollout until it is resumed")
-				return
-			}
-		}
-		kept := 0
-		for _, p := range pred.Pods {
-			if p.Fate == prediction.FateKeep {
-				kept++
-			}
-		}
-		if kept == 0 { // Recreate, or a scale to 0: every pod is shown going
-			pred.Conflicts = append(pred.Conflicts, prediction.Conflict{Kind: "Rollout", Name: ref.Name, Message: "the pod template changes: this is a new rollout; every pod goes (shown)"})
-			return
-		}
-		msg := fmt.Sprintf("the pod template changes: this is a new rollout. Shown: the scale and the rollout steps that need no new pod to be available; the rollout then replaces the %d pod(s) kept here as new pods become available, in an order their readiness decides (not predicted)", kept)
-		pred.Conflicts = append(pred.Conflicts, prediction.Conflict{Kind: "Rollout", Name: ref.Name, Message: msg})
-		uncertain(pred, "a rollout follows the scale-in: its later deletions are not predicted")
+		pred.Warnings = append(pred.Warnings, "the pod template changes, but the Deployment is paused: no rollout until it is resumed")
 	case snapshot.StatefulSet:
-		for _, st := range snap.StatefulSets {
-			if st.Name == ref.Name && st.Namespace == ref.Namespace && st.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
-				pred.Warnings = append(pred.Warnings, "the pod template changes; updateStrategy OnDelete: pods get it only when deleted")
-				return
-			}
-		}
-		msg := "the pod template changes: this is a new rollout. Shown: the scale-in; the rolling update then deletes and recreates the pods kept here (from the highest ordinal, down to the partition), one by one as each comes back ready (not predicted)"
-		pred.Conflicts = append(pred.Conflicts, prediction.Conflict{Kind: "Rollout", Name: ref.Name, Message: msg})
-		uncertain(pred, "a rolling update follows the scale-in: its deletions are not predicted")
+		pred.Warnings = append(pred.Warnings, "the pod template changes; updateStrategy OnDelete: pods get it only when deleted")
 	default:
 		pred.Warnings = append(pred.Warnings, "the pod template changes: a "+ref.Kind+" does not replace its pods; only pods created later get it")
 	}
@@ -451,16 +447,21 @@ func (o *Options) printDesired(list *prediction.List, only string) error {
 	for i := range list.Items {
 		p := &list.Items[i]
 		fmt.Fprintf(o.Out, "=== %s %s/%s ===\n", p.Target.Kind, p.Target.Namespace, p.Target.Name)
-		if err := printer.Table(o.Out, p, opt); err != nil {
+		print := func() error { return printer.Table(o.Out, p, opt) }
+		if p.Rollout != nil {
+			print = func() error { return printer.RolloutTable(o.Out, p, opt) }
+		}
+		if err := print(); err != nil {
 			return err
 		}
 		fmt.Fprintln(o.Out)
 	}
-	return desiredSummary(o.Out, list)
+	return desiredSummary(o.Out, list, opt.Width)
 }
 
-// desiredSummary is one line per workload of the manifests.
-func desiredSummary(w io.Writer, list *prediction.List) error {
+// desiredSummary is one line per workload of the manifests, wrapped at
+// the width.
+func desiredSummary(w io.Writer, list *prediction.List, width int) error {
 	what := "no pod is deleted"
 	if list.Deleted > 0 {
 		what = fmt.Sprintf("%d pod(s) deleted", list.Deleted)
@@ -468,11 +469,9 @@ func desiredSummary(w io.Writer, list *prediction.List) error {
 			what += ", not all of them certain"
 		}
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Applying the manifests: %s.\n", what)
+	lines := []string{fmt.Sprintf("Applying the manifests: %s.", what)}
 	for _, c := range list.Workloads {
-		fmt.Fprintf(&b, "  %s %s/%s: %s\n", c.Target.Kind, c.Target.Namespace, c.Target.Name, c.Message)
+		lines = append(lines, fmt.Sprintf("  %s %s/%s: %s", c.Target.Kind, c.Target.Namespace, c.Target.Name, c.Message))
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return printer.Lines(w, lines, "    ", width)
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -33,6 +35,20 @@ func (o *RolloutOptions) Run(ctx context.Context) error {
 		return err
 	}
 	res, err := rollout.Predict(in)
+	if err != nil {
+		return rolloutError(err)
+	}
+	printTable := func(pred *prediction.Prediction) error {
+		return o.printWith(pred, func() error {
+			return printer.RolloutTable(o.Out, pred, printer.TableOptions{Wide: *o.PrintFlags.OutputFormat == "wide", Width: o.width(o.Out)})
+		})
+	}
+	return o.finishCluster(rolloutPrediction(res, target, rs, info, o.now), cl, printTable,
+		withCode(ExitUncertain, "some steps depend on a tie, the scheduler's scoring or timing (--fail-if-uncertain); see the warnings"))
+}
+
+// rolloutError gives the model's errors their exit codes.
+func rolloutError(err error) error {
 	var ce *rollout.ChangeError
 	var ie *rollout.InputError
 	var ue *rollout.UnsupportedError
@@ -43,14 +59,8 @@ func (o *RolloutOptions) Run(ctx context.Context) error {
 		return withCode(ExitUsage, "%v", ce)
 	case errors.As(err, &ie):
 		return withCode(ExitBadFile, "%v", ie)
-	case err != nil:
-		return err
 	}
-	printTable := func(pred *prediction.Prediction) error {
-		return o.printWith(pred, func() error { return printer.RolloutTable(o.Out, pred, o.width(o.Out)) })
-	}
-	return o.finishCluster(rolloutPrediction(res, target, rs, info, o), cl, printTable,
-		withCode(ExitUncertain, "some steps depend on a tie, the scheduler's scoring or timing (--fail-if-uncertain); see the warnings"))
+	return err
 }
 
 // loadRolloutCluster reads what a rollout reads: the scheduler's view, the
@@ -70,7 +80,9 @@ func (o *RolloutOptions) loadRolloutCluster(ctx context.Context) (*source.Cluste
 		if err != nil {
 			return nil, info, err
 		}
-		return cl, info, o.readQuotas(ctx, cl)
+		quotas, err := o.listQuotas(ctx, o.ref.Namespace)
+		cl.Quotas = append(cl.Quotas, quotas...)
+		return cl, info, err
 	}
 	info := prediction.RulesInfo{VersionSource: "flag", VersionDetail: "--kube-version " + o.KubeVersion}
 	cl, err := source.ReadClusterFiles(o.files, o.In, o.ref.Namespace)
@@ -87,20 +99,21 @@ func (o *RolloutOptions) loadRolloutCluster(ctx context.Context) (*source.Cluste
 	return cl, info, nil
 }
 
-// readQuotas lists the target namespace's ResourceQuotas (a surge pod
-// over quota is a FailedCreate).
-func (o *RolloutOptions) readQuotas(ctx context.Context, cl *source.Cluster) error {
-	list, err := o.client.CoreV1().ResourceQuotas(o.ref.Namespace).List(ctx, metav1.ListOptions{})
+// listQuotas lists a namespace's ResourceQuotas (a surge pod over quota
+// is a FailedCreate).
+func (o *Options) listQuotas(ctx context.Context, ns string) ([]*corev1.ResourceQuota, error) {
+	list, err := o.client.CoreV1().ResourceQuotas(ns).List(ctx, metav1.ListOptions{})
 	if apierrors.IsForbidden(err) {
-		return withCode(ExitForbidden, "%s", (&source.PermissionError{What: "list resourcequotas", Err: err, Purpose: "predicting a rollout"}).Error())
+		return nil, withCode(ExitForbidden, "%s", (&source.PermissionError{What: "list resourcequotas", Err: err, Purpose: "predicting a rollout"}).Error())
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
+	out := make([]*corev1.ResourceQuota, len(list.Items))
 	for i := range list.Items {
-		cl.Quotas = append(cl.Quotas, &list.Items[i])
+		out[i] = &list.Items[i]
 	}
-	return nil
+	return out, nil
 }
 
 func (o *RolloutOptions) findDeployment(cl *source.Cluster) (*appsv1.Deployment, error) {
@@ -141,11 +154,11 @@ func (o *RolloutOptions) findTarget(cl *source.Cluster, in *rollout.Input) (roll
 }
 
 // rolloutPrediction is the plugin's document for a rollout.
-func rolloutPrediction(res *rollout.Result, t rolloutTarget, rs rules.RuleSet, info prediction.RulesInfo, o *RolloutOptions) *prediction.Prediction {
+func rolloutPrediction(res *rollout.Result, t rolloutTarget, rs rules.RuleSet, info prediction.RulesInfo, now time.Time) *prediction.Prediction {
 	info.KubernetesVersion = rs.Version()
 	r := res.Rollout
 	p := &prediction.Prediction{APIVersion: prediction.APIVersion, Kind: prediction.Kind,
-		Target: prediction.Target{Kind: t.kind, Namespace: t.namespace, Name: t.name}, ReferenceTime: o.now, Rules: info,
+		Target: prediction.Target{Kind: t.kind, Namespace: t.namespace, Name: t.name}, ReferenceTime: now, Rules: info,
 		CurrentReplicas: t.replicas, DesiredReplicas: t.replicas,
 		Certain: res.Certain, Victims: res.Victims, Rollout: &r, Warnings: res.Warnings}
 	p.Message = rolloutMessage(r, len(res.Victims))

@@ -11,7 +11,9 @@ import (
 // RolloutTable prints a rollout: one block per step (the pods deleted,
 // with the rule that chose each, and created, with their node), then the
 // verdict, what a bad release costs, and the warnings.
-func RolloutTable(w io.Writer, p *prediction.Prediction, width int) error {
+// Alike steps and rows are counted, not printed, but with -o wide.
+func RolloutTable(w io.Writer, p *prediction.Prediction, opt TableOptions) error {
+	width := opt.Width
 	if width <= 0 {
 		width = StandardWidth
 	}
@@ -24,9 +26,7 @@ func RolloutTable(w io.Writer, p *prediction.Prediction, width int) error {
 		result += " (uncertain: see below)"
 	}
 	pw.field("Result:", result)
-	for i, st := range r.Steps {
-		rolloutStep(pw, i+1, st, width)
-	}
+	rolloutSteps(pw, r.Steps, opt, width)
 	pw.blank()
 	verdict := strings.ToUpper(r.Outcome)
 	if r.Reason != "" {
@@ -37,11 +37,11 @@ func RolloutTable(w io.Writer, p *prediction.Prediction, width int) error {
 		pw.para("Unblock: "+r.Unblock, "  ")
 	}
 	if len(r.Remaining) > 0 {
-		pw.para("Remaining old pods: "+strings.Join(r.Remaining, ", "), "  ")
+		pw.para(fmt.Sprintf("Remaining old pods (%d): %s", len(r.Remaining), nodeList(r.Remaining, opt.podNames())), "  ")
 	}
 	f := r.IfNewPodsFail
 	pw.para(fmt.Sprintf("If the new pods never become Ready: %d old pod(s) deleted before the rollout stops (%s); %d available at the lowest.",
-		len(f.Deleted), orNone(f.Deleted), f.AvailableMin), "  ")
+		len(f.Deleted), orNone(f.Deleted, opt.podNames()), f.AvailableMin), "  ")
 	if len(p.Warnings) > 0 {
 		list(pw, "Uncertain / warnings:", p.Warnings)
 	}
@@ -55,16 +55,9 @@ var changeWords = map[string]string{
 	"desired": "the manifests' template",
 }
 
-func rolloutStep(pw *paragraphs, n int, st prediction.RolloutStep, width int) {
+func rolloutStep(pw *paragraphs, n int, st prediction.RolloutStep, opt TableOptions, width int) {
 	pw.blank()
-	head := fmt.Sprintf("STEP %d: %d deleted, %d created; available at least %d", n, len(st.Deleted), len(st.Created), st.AvailableMin)
-	if st.WaitsFor > 0 {
-		head += fmt.Sprintf("; waits for %d new pod(s) available", st.WaitsFor)
-	}
-	if !st.Certain {
-		head += " (uncertain)"
-	}
-	pw.para(head, "  ")
+	pw.para(stepHead(fmt.Sprintf("STEP %d", n), st), "  ")
 	for _, b := range st.Budgets {
 		state := "kept"
 		if b.Violated {
@@ -73,32 +66,56 @@ func rolloutStep(pw *paragraphs, n int, st prediction.RolloutStep, width int) {
 		pw.para(fmt.Sprintf("  budget %s: %d healthy at least, %d desired: %s", b.Name, b.CurrentHealthyMin, b.DesiredHealthy, state), "    ")
 	}
 	t := grid{header: []string{"  POD", "ACTION", "NODE / WHY"}}
-	for i, d := range st.Deleted {
+	deleted := st.Deleted
+	if !opt.Wide && len(deleted) > rowsShown {
+		deleted = deleted[:rowsShown]
+	}
+	for i, d := range deleted {
 		why := ""
 		if i < len(st.Why) {
 			why = st.Why[i]
 		}
 		t.rows = append(t.rows, []string{"  " + d, "deleted", why})
 	}
-	for _, c := range st.Created {
-		name, where := c.Pod, c.Node
-		if name == "" {
-			name = "(new pod)"
-		}
-		switch {
-		case where == "" && len(c.Candidates) > 0:
-			where = c.Reason
-		case where == "":
-			where = "fits no node: " + c.Reason
-		}
-		t.rows = append(t.rows, []string{"  " + name, "created", where})
-	}
+	created, more := createdRows(st.Created, opt.Wide)
+	t.rows = append(t.rows, created...)
 	printGrid(pw, t, width)
+	if left := st.Deleted[len(deleted):]; len(left) > 0 {
+		pw.para("  "+moreLikeThese(len(left), ": deleted after these, in rank order: "+nodeList(left, opt.podNames())), "    ")
+	}
+	if more != "" {
+		pw.para("  "+more, "    ")
+	}
 }
 
-func orNone(s []string) string {
+// stepHead is a step's (or a run of alike steps') first line.
+func stepHead(title string, st prediction.RolloutStep) string {
+	head := fmt.Sprintf("%s: %d deleted, %d created; available at least %d", title, len(st.Deleted), len(st.Created), st.AvailableMin)
+	if st.WaitsFor > 0 {
+		head += fmt.Sprintf("; waits for %d new pod(s) available", st.WaitsFor)
+	}
+	if !st.Certain {
+		head += " (uncertain)"
+	}
+	return head
+}
+
+func orNone(s []string, most int) string {
 	if len(s) == 0 {
 		return "none"
 	}
-	return strings.Join(s, ", ")
+	return nodeList(s, most)
+}
+
+// Lines prints each line wrapped at the width, continuation lines under
+// indent (a summary of one line per object).
+func Lines(w io.Writer, lines []string, indent string, width int) error {
+	if width <= 0 {
+		width = StandardWidth
+	}
+	pw := &paragraphs{w: w, width: width}
+	for _, l := range lines {
+		pw.para(l, indent)
+	}
+	return pw.err
 }

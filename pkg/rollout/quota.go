@@ -134,3 +134,18 @@ func computeTracked(name corev1.ResourceName) bool {
 	}
 	return false
 }
+
+// The ReplicaSet controller's retry after a FailedCreate (replica_set.go
+// processNextWorkItem: a failed sync is AddRateLimited; client-go's
+// DefaultTypedControllerRateLimiter: per item 5 ms doubled on each
+// consecutive failure up to 1000 s, with an overall 10 qps bucket; Forget
+// on a successful sync). updateRS enqueues on every update of the
+// ReplicaSet, so a resize by the deployment controller syncs it at once.
+const (
+	quotaRetryShort = "the ReplicaSet controller retries with back-off (5 ms, doubled per failed sync, at most 1000 s)"
+	quotaRetryLong  = "the ReplicaSet controller's sync fails and it requeues the ReplicaSet with client-go's default back-off: " +
+		"5 ms, doubled on each consecutive failed sync, at most 1000 s between retries, reset by a successful sync; " +
+		"an update of the ReplicaSet (the deployment controller resizing it) syncs it sooner"
+	quotaRetried = "created at the ReplicaSet's first sync after the quota freed: the back-off's retry " +
+		"or an update of the ReplicaSet, whichever comes first"
+)

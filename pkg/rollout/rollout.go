@@ -8,6 +8,7 @@ import (
 
 	"github.com/scale-preview/scale-preview/pkg/deployment"
 	"github.com/scale-preview/scale-preview/pkg/prediction"
+	"github.com/scale-preview/scale-preview/pkg/scheduling"
 	"github.com/scale-preview/scale-preview/pkg/workload"
 )
 
@@ -37,12 +38,18 @@ func Predict(in Input) (*Result, error) {
 		res.Rollout.Unblock = "kubectl rollout resume deployment/" + d.Name
 		return res, nil
 	}
-	s, err := newSim(in, tmpl, false)
+	// One scheduler's view for both runs: the bad release's is a copy.
+	view, err := scheduling.NewView(in.Nodes, in.Pods, in.Namespaces, in.Scheduler)
+	if err != nil {
+		return nil, err
+	}
+	badView := view.Clone()
+	s, err := newSim(in, tmpl, false, view)
 	if err != nil {
 		return nil, err
 	}
 	s.run(res)
-	bad, _ := newSim(in, tmpl, true)
+	bad, _ := newSim(in, tmpl, true, badView)
 	badRes := &Result{Certain: true}
 	bad.run(badRes)
 	res.Rollout.IfNewPodsFail = failed(badRes, bad.available())
@@ -109,7 +116,7 @@ func (s *sim) stallReason() (string, string) {
 		return reason, "free room on a node the new pods may use (or allow maxUnavailable > 0 so that old pods make room)"
 	}
 	if s.quotaBlocked != "" {
-		return "the ReplicaSet controller cannot create the new pods: " + s.quotaBlocked + " (it retries with back-off; nothing frees the quota)",
+		return "the ReplicaSet controller cannot create the new pods: " + s.quotaBlocked + "; " + quotaRetryLong + "; nothing in the rollout frees the quota",
 			"raise the ResourceQuota's hard limit, or free quota in the namespace (or allow maxUnavailable > 0 so that old pods free it)"
 	}
 	return "the controller makes no further change (" + strings.Join(s.old(), ", ") + " remain)", "check the Deployment's conditions"

@@ -204,6 +204,10 @@ func TestQuotaStalls(t *testing.T) {
 	if r.Outcome != prediction.RolloutStalls || !strings.Contains(r.Reason, "exceeded quota: q") || len(r.Remaining) != 3 {
 		t.Fatalf("%s: %s %v", r.Outcome, r.Reason, r.Remaining)
 	}
+	// The retries' back-off as client-go fixes it, and no duration beyond.
+	if !strings.Contains(r.Reason, "5 ms, doubled on each consecutive failed sync, at most 1000 s") {
+		t.Errorf("no back-off in the reason: %s", r.Reason)
+	}
 }
 
 // With maxUnavailable 1, each deleted old pod frees its quota once gone
@@ -220,8 +224,13 @@ func TestQuotaSlows(t *testing.T) {
 	if r.Outcome != prediction.RolloutCompletes || len(res.Victims) != 3 {
 		t.Fatalf("%s: %s", r.Outcome, r.Reason)
 	}
-	if c := r.Steps[0].Created; len(c) != 1 || !strings.Contains(c[0].Reason, "FailedCreate") {
+	if c := r.Steps[0].Created; len(c) != 1 || !strings.Contains(c[0].Reason, "FailedCreate") || !strings.Contains(c[0].Reason, "at most 1000 s") {
 		t.Fatalf("step 1 created %+v", c)
+	}
+	// The pod the quota refused is created once the old pod is gone, at
+	// the ReplicaSet's next sync.
+	if c := r.Steps[1].Created; len(c) == 0 || c[0].Node != "n1" || !strings.HasPrefix(c[0].Reason, "created at the ReplicaSet's first sync after the quota freed") {
+		t.Fatalf("step 2 created %+v", c)
 	}
 }
 

@@ -60,10 +60,14 @@ type sim struct {
 	quotas     []*quota
 	// quotaBlocked: the last FailedCreate's message ("" when none).
 	quotaBlocked string
+	// unbound: the step's last placed pod when it was bound nowhere and
+	// the view has not changed since (placeAlike).
+	unbound *member
 }
 
-// newSim reads the Deployment's ReplicaSets and pods as the controllers do.
-func newSim(in Input, tmpl *corev1.PodTemplateSpec, neverReady bool) (*sim, error) {
+// newSim reads the Deployment's ReplicaSets and pods as the controllers
+// do; view is the scheduler's, which the run changes.
+func newSim(in Input, tmpl *corev1.PodTemplateSpec, neverReady bool, view *scheduling.View) (*sim, error) {
 	d := in.Deployment
 	s := &sim{in: in, template: tmpl, minReady: d.Spec.MinReadySeconds, objs: map[string]*appsv1.ReplicaSet{},
 		pods: map[string][]*member{}, neverReady: neverReady, certain: true}
@@ -71,10 +75,6 @@ func newSim(in Input, tmpl *corev1.PodTemplateSpec, neverReady bool) (*sim, erro
 		Strategy: string(d.Spec.Strategy.Type), NewReplicaSetName: d.Name + "-<new>", NewReplicaSetCreated: in.Now}
 	s.d.MaxSurge, s.d.MaxUnavailable = storedFenceposts(d)
 	if err := s.readReplicaSets(); err != nil {
-		return nil, err
-	}
-	view, err := scheduling.NewView(in.Nodes, in.Pods, in.Namespaces, in.Scheduler)
-	if err != nil {
 		return nil, err
 	}
 	s.view = view

@@ -22,6 +22,7 @@ type stepRun struct {
 // anything left to do at this availability.
 func (s *sim) step() stepRun {
 	st := stepRun{out: prediction.RolloutStep{Certain: true}}
+	s.unbound = nil // the last step's terminations changed the view
 	s.retryPlacement(&st)
 	s.reconcilePods(&st)
 	for range maxSyncs {
@@ -71,16 +72,39 @@ func (s *sim) createPods(rs string, n int, st *stepRun) {
 		if msg := s.admit(m.pod); msg != "" {
 			s.created--
 			if s.quotaBlocked != msg || len(st.out.Created) == 0 {
-				st.out.Created = append(st.out.Created, prediction.RolloutCreate{Reason: msg})
+				st.out.Created = append(st.out.Created, prediction.RolloutCreate{Reason: msg + "; " + quotaRetryShort})
 			}
 			s.quotaBlocked = msg
 			return
 		}
+		retried := s.quotaBlocked != ""
 		s.quotaBlocked = ""
 		s.pods[rs] = append(s.pods[rs], m)
-		s.place(m)
-		st.out.Created = append(st.out.Created, created(m))
+		s.placeAlike(m)
+		c := created(m)
+		if retried {
+			c.Reason = strings.TrimSuffix(quotaRetried+"; "+c.Reason, "; ")
+		}
+		st.out.Created = append(st.out.Created, c)
 		st.changed = true
+	}
+}
+
+// placeAlike places a new pod, or gives it the answer the step's last
+// placement got when that pod was bound nowhere (several nodes pass, or
+// none): the verdict depends on the view, the template and whether an
+// earlier new pod is unbound, and an unbound pod leaves the view as it
+// was. So once a placement left all three as they were, thousands of
+// surge pods cost one pass of the filters, not one each.
+func (s *sim) placeAlike(m *member) {
+	if u := s.unbound; u != nil {
+		m.candidates, m.fitError = u.candidates, u.fitError
+		return
+	}
+	before := s.unboundNew()
+	s.place(m)
+	if m.pod.Spec.NodeName == "" && s.unboundNew() == before {
+		s.unbound = m
 	}
 }
 
@@ -187,11 +211,24 @@ type pick struct{ name, why string }
 
 // rank is one sort of rs's pods (but those gone): the n it deletes.
 func (s *sim) rank(rs string, n int, gone map[string]bool, st *stepRun) []pick {
-	var cands []engine.Pod
+	var left []*member
 	for _, m := range s.pods[rs] {
 		if !gone[m.pod.Name] {
-			cands = append(cands, engine.FromPod(m.pod))
+			left = append(left, m)
 		}
+	}
+	if n >= len(left) {
+		// getPodsToDelete sorts nothing when every pod goes (nor does a
+		// new pod's node matter then).
+		out := make([]pick, len(left))
+		for i, m := range left {
+			out[i] = pick{m.pod.Name, "every pod of the ReplicaSet goes"}
+		}
+		return out
+	}
+	cands := make([]engine.Pod, len(left))
+	for i, m := range left {
+		cands[i] = engine.FromPod(m.pod)
 	}
 	res := engine.Predict(engine.Input{Candidates: cands, Related: s.related(gone), Delete: n, Now: s.in.Now, Rules: s.in.Rules, Seed: 1})
 	if s.unboundNew() {
@@ -200,7 +237,7 @@ func (s *sim) rank(rs string, n int, gone map[string]bool, st *stepRun) []pick {
 	if !res.Certain {
 		st.out.Certain, s.certain = false, false
 		for _, g := range res.Contenders {
-			s.warnings = append(s.warnings, fmt.Sprintf("%s deletes %d of %s: %s", rs, g.Delete, strings.Join(g.Pods, ", "), g.Reason))
+			s.warnings = append(s.warnings, fmt.Sprintf("%s deletes %d of %s: %s", rs, g.Delete, someNames(g.Pods), g.Reason))
 		}
 	}
 	var out []pick
@@ -232,7 +269,16 @@ func pickNamesList(ps []pick) []string {
 	return out
 }
 
-func pickNames(ps []pick) string { return strings.Join(pickNamesList(ps), ", ") }
+func pickNames(ps []pick) string { return someNames(pickNamesList(ps)) }
+
+// someNames lists up to 10 names, then counts the rest: a tie among
+// thousands of pods stays one readable warning.
+func someNames(names []string) string {
+	if len(names) <= 10 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s, +%d more (of %d)", strings.Join(names[:10], ", "), len(names)-10, len(names))
+}
 
 // related counts the active pods of every ReplicaSet of the Deployment per
 // node (getIndirectlyRelatedPods); a new pod with no determined node

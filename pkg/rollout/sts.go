@@ -3,6 +3,7 @@ package rollout
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -34,10 +35,13 @@ type slot struct {
 // ssSim is one run of a StatefulSet's rolling update
 // (stateful_set_control.go's updateStatefulSet, one sync at a time).
 type ssSim struct {
-	in         Input
-	set        *appsv1.StatefulSet
-	template   *corev1.PodTemplateSpec
-	slots      []*slot
+	in       Input
+	set      *appsv1.StatefulSet
+	template *corev1.PodTemplateSpec
+	slots    []*slot
+	// condemned: the pods at ordinals past spec.replicas (a scale-in with
+	// the change), highest ordinal first; deleted before any update.
+	condemned  []*slot
 	partition  int // index into slots
 	maxUnavail int
 	monotonic  bool // OrderedReady
@@ -76,12 +80,11 @@ func newSSSim(in Input, tmpl *corev1.PodTemplateSpec, neverReady bool) (*ssSim, 
 	}
 	s.view = view
 	var pods []*corev1.Pod
-	for _, sl := range s.slots {
-		if sl.pod != nil {
-			pods = append(pods, sl.pod)
-		}
+	for _, sl := range s.alive() {
+		pods = append(pods, sl.pod)
 	}
-	s.budgets = readBudgetsFor(in, s.newPod(s.slots[0]), pods, s.healthy)
+	probe := &slot{ord: start, name: fmt.Sprintf("%s-%d", set.Name, start)} // spec.replicas may be 0
+	s.budgets = readBudgetsFor(in, s.newPod(probe), pods, s.healthy)
 	return s, nil
 }
 
@@ -125,17 +128,35 @@ func (s *ssSim) readPods(start int) (gone []*corev1.Pod) {
 		}
 		parent, ord := statefulset.ParentAndOrdinal(p.Name)
 		i := ord - start
-		if parent != s.set.Name || i < 0 || i >= len(s.slots) {
+		if parent != s.set.Name || i < 0 {
 			continue
 		}
 		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			gone = append(gone, p)
 			continue
 		}
-		s.slots[i].pod = p
-		s.slots[i].available = podutils.IsPodAvailable(p, s.set.Spec.MinReadySeconds, metav1.NewTime(s.in.Now))
+		sl := &slot{ord: ord, name: p.Name}
+		if i < len(s.slots) {
+			sl = s.slots[i]
+		} else {
+			s.condemned = append(s.condemned, sl)
+		}
+		sl.pod = p
+		sl.available = podutils.IsPodAvailable(p, s.set.Spec.MinReadySeconds, metav1.NewTime(s.in.Now))
 	}
+	slices.SortFunc(s.condemned, func(a, b *slot) int { return b.ord - a.ord })
 	return gone
+}
+
+// alive are the pods of the slots and the condemned ordinals still there.
+func (s *ssSim) alive() []*slot {
+	var out []*slot
+	for _, sl := range append(slices.Clone(s.slots), s.condemned...) {
+		if sl.pod != nil {
+			out = append(out, sl)
+		}
+	}
+	return out
 }
 
 // newPod is the controller's pod for an ordinal from the new template
@@ -162,10 +183,7 @@ func (s *ssSim) newPod(sl *slot) *corev1.Pod {
 // available).
 func (s *ssSim) healthy(b *disruption.Budget) int32 {
 	var n int32
-	for _, sl := range s.slots {
-		if sl.pod == nil {
-			continue
-		}
+	for _, sl := range s.alive() {
 		ready := sl.available || (!sl.fresh && disruption.IsReady(sl.pod))
 		if ready && b.EvictionSelects(sl.pod) {
 			n++
@@ -176,8 +194,8 @@ func (s *ssSim) healthy(b *disruption.Budget) int32 {
 
 func (s *ssSim) availableCount() int32 {
 	var n int32
-	for _, sl := range s.slots {
-		if sl.pod != nil && sl.available {
+	for _, sl := range s.alive() {
+		if sl.available {
 			n++
 		}
 	}

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,10 +112,43 @@ func (s *ssSim) sync(st *prediction.RolloutStep) bool {
 			return acted
 		}
 	}
+	if deleted, wait := s.scaleDown(st); wait {
+		return acted || deleted
+	}
 	if s.in.Rules.StatefulSet.MaxUnavailable {
 		return s.updateBudgeted(st) || acted
 	}
 	return s.updateOne(st) || acted
+}
+
+// scaleDown is processCondemned over the ordinals past spec.replicas,
+// highest first, before any update ("scaling will take precedence over
+// updates"). OrderedReady deletes one per sync (the next waits until it
+// is gone), and blocks on one that is not available unless it is the
+// first unhealthy pod (the lowest such ordinal); Parallel deletes them all
+// and goes on to the update in the same sync. wait: the sync ends here.
+func (s *ssSim) scaleDown(st *prediction.RolloutStep) (deleted, wait bool) {
+	var firstUnhealthy *slot
+	for i := len(s.condemned) - 1; i >= 0; i-- {
+		if c := s.condemned[i]; c.pod != nil && !c.available && firstUnhealthy == nil {
+			firstUnhealthy = c
+		}
+	}
+	for _, c := range s.condemned {
+		if c.pod == nil {
+			continue
+		}
+		if s.monotonic && !c.available && c != firstUnhealthy {
+			s.blockedBy = c
+			return deleted, true
+		}
+		s.delete(c, st, "past spec.replicas: the scale-in deletes the highest ordinal first, before any update")
+		deleted = true
+		if s.monotonic {
+			return true, true
+		}
+	}
+	return deleted, false
 }
 
 // updateOne is the rolling update without MaxUnavailableStatefulSet: from
@@ -263,6 +297,11 @@ func (s *ssSim) ssWaiting() []*slot {
 
 // ssDone: every ordinal from the partition up runs the new revision, available.
 func (s *ssSim) ssDone() bool {
+	for _, c := range s.condemned {
+		if c.pod != nil {
+			return false
+		}
+	}
 	for i, sl := range s.slots {
 		if sl.pod == nil || !sl.available || (i >= s.partition && !sl.isNew) {
 			return false
@@ -298,6 +337,10 @@ func (s *ssSim) ssStallReason() (string, string) {
 			return fmt.Sprintf("%s fits no node: %s", sl.name, sl.fitError), "free room on a node the pod may use (its volume may tie it to one node or zone)"
 		}
 	}
+	if b := s.blockedBy; b != nil && slices.Contains(s.condemned, b) {
+		return fmt.Sprintf("pod %s, past spec.replicas, is not Running and Ready, and a lower ordinal is the first unhealthy pod: OrderedReady's scale-in waits on it before any update", b.name),
+			fmt.Sprintf("fix pod %s, or delete it by hand (kubectl delete pod %s): past spec.replicas it is not recreated", b.name, b.name)
+	}
 	if b := s.blockedBy; b != nil && !b.fresh {
 		return fmt.Sprintf("pod %s is not Running and Ready: OrderedReady waits on it before any update", b.name),
 			fmt.Sprintf("fix pod %s, or delete it by hand (kubectl delete pod %s) so that the controller recreates it", b.name, b.name)
@@ -319,8 +362,8 @@ func (s *ssSim) ssStallReason() (string, string) {
 
 func (s *ssSim) oldPods() []string {
 	var out []string
-	for _, sl := range s.slots {
-		if sl.pod != nil && !sl.isNew {
+	for _, sl := range s.alive() {
+		if !sl.isNew {
 			out = append(out, podName(sl.pod))
 		}
 	}

@@ -271,3 +271,57 @@ func TestStatefulSetCandidatesKeepStepCertain(t *testing.T) {
 		t.Errorf("certain %v, step %+v", res.Certain, st)
 	}
 }
+
+// replicasTo is the StatefulSet's spec.replicas lowered with the change
+// (--desired): the pods past it are condemned.
+func replicasTo(n int32) func(*appsv1.StatefulSet) {
+	return func(s *appsv1.StatefulSet) { s.Spec.Replicas = &n }
+}
+
+// A scale-in with the template change: processCondemned deletes the
+// ordinals past spec.replicas, highest first, before any update (one per
+// sync under OrderedReady, each gone before the next), then the rolling
+// update goes on in the same step. Parallel deletes them at once.
+func TestStatefulSetScaleInThenUpdate(t *testing.T) {
+	for _, parallel := range []bool{false, true} {
+		in := stsFixture(t, 5, 37, nil)
+		replicasTo(3)(in.StatefulSet)
+		if parallel {
+			parallelPolicy(in.StatefulSet)
+		}
+		res, err := Predict(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res.Rollout
+		if r.Outcome != prediction.RolloutCompletes {
+			t.Fatalf("parallel %v: %s %s", parallel, r.Outcome, r.Reason)
+		}
+		wantSteps(t, "deleted", deletedPerStep(r), [][]string{{"ns/web-4", "ns/web-3", "ns/web-2"}, {"ns/web-1"}, {"ns/web-0"}})
+		wantSteps(t, "created", createdPerStep(r), [][]string{{"web-2"}, {"web-1"}, {"web-0"}})
+		if r.Steps[0].AvailableMin != 2 || len(res.Victims) != 5 {
+			t.Errorf("parallel %v: step 1 available %d, victims %v", parallel, r.Steps[0].AvailableMin, res.Victims)
+		}
+		// A bad release still loses the condemned pods and the first update.
+		if f := r.IfNewPodsFail; len(f.Deleted) != 3 || f.AvailableMin != 2 {
+			t.Errorf("parallel %v: ifNewPodsFail %+v", parallel, f)
+		}
+	}
+}
+
+// OrderedReady's scale-in waits on a condemned pod that is not Ready
+// unless it is the first unhealthy one (the lowest such ordinal): web-4
+// unready alone goes first; with web-3 unready too, web-4 blocks.
+func TestStatefulSetScaleInUnhealthy(t *testing.T) {
+	in := stsFixture(t, 5, 37, nil, replicasTo(3))
+	unready(in, "web-4")
+	r := predictSTS(t, in)
+	if r.Outcome != prediction.RolloutCompletes || r.Steps[0].Deleted[0] != "ns/web-4" {
+		t.Fatalf("%s %s: %v", r.Outcome, r.Reason, deletedPerStep(r))
+	}
+	unready(in, "web-3")
+	r = predictSTS(t, in)
+	if r.Outcome != prediction.RolloutStalls || len(r.Steps) != 0 || !strings.Contains(r.Reason, "web-4, past spec.replicas") || !strings.Contains(r.Unblock, "not recreated") {
+		t.Fatalf("%s: %s / %s; %v", r.Outcome, r.Reason, r.Unblock, deletedPerStep(r))
+	}
+}

@@ -18,6 +18,9 @@ const (
 	ChangeRestart = "restart" // kubectl rollout restart
 	ChangeImage   = "image"   // kubectl set image
 	ChangeResume  = "resume"  // kubectl rollout resume
+	// ChangeDesired: the workload already carries the manifest's spec
+	// (scale-preview --desired); the template is taken as it is.
+	ChangeDesired = "desired"
 )
 
 // RestartedAtAnnotation is the template annotation kubectl rollout restart sets.

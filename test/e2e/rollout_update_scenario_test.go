@@ -40,8 +40,13 @@ type updateScenario struct {
 	pdb           *drainPDB
 	quota         string // "" | "pods" | "cpu": a ResourceQuota at its limit
 	newNeverReady bool   // the new revision never turns Ready
-	change        string // restart | image
+	change        string // restart | image | desired
 	saved         string // the cluster before the rollout, for -f
+
+	// change desired (desired_rollout_e2e_test.go): the manifest that
+	// kubectl apply applies, and its replicas when it scales too (> 0).
+	desiredFile     string
+	desiredReplicas int
 }
 
 const (

@@ -316,6 +316,9 @@ func (s *updateScenario) workloadGeneration(ctx context.Context, c kubernetes.In
 
 // act is the rollout itself, as a user starts it: kubectl v1.37.1 as admin.
 func (s *updateScenario) act(ctx context.Context, kubectl, kubeconfig string) (string, error) {
+	if s.change == "desired" {
+		return s.applyDesired(ctx, kubectl, kubeconfig) // desired_rollout_e2e_test.go
+	}
 	ref := strings.ToLower(s.kind) + "/" + s.name
 	args := []string{"rollout", "restart", ref}
 	if s.change == "image" {

@@ -59,6 +59,7 @@ var resources = []struct {
 	{"/apis/apps/v1/statefulsets", "apps", "v1", "statefulsets", "StatefulSet", true},
 	{"/apis/apps/v1/daemonsets", "apps", "v1", "daemonsets", "DaemonSet", true},
 	{"/apis/batch/v1/jobs", "batch", "v1", "jobs", "Job", true},
+	{"/api/v1/resourcequotas", "", "v1", "resourcequotas", "ResourceQuota", true}, // none; a rollout lists them
 }
 
 func newListServer(spec sourcetest.ClusterSpec) (*listServer, error) {
@@ -165,10 +166,12 @@ func (s *listServer) serve(w http.ResponseWriter, r *http.Request) {
 	l, ok := s.lists[path]
 	if !ok {
 		l, ok = s.lists[namespacedToAll(path)]
-		if ok && !strings.HasPrefix(path, "/api/v1/namespaces/kube-system/") {
+		if ok && !strings.HasPrefix(path, "/api/v1/namespaces/kube-system/") && !strings.HasSuffix(path, "/resourcequotas") {
 			ok = false
 		}
-		if ok { // the version probe lists kube-system's controller-manager: none
+		// The version probe lists kube-system's controller-manager, a
+		// rollout its namespace's quotas: none.
+		if ok {
 			b, err := (&resourceList{gv: l.gv, kind: l.kind, pages: map[string][]byte{}}).page(format, 0, 0)
 			s.reply(w, format, b, err)
 			return

@@ -67,6 +67,13 @@ func TestBigClusterSideBySide(t *testing.T) {
 			struct{ name, what string }{"outage --zone " + zone + ", offline (-f)", plugin + " outage --zone " + zone + " -f " + file},
 			struct{ name, what string }{"outage --zone " + zone + ", live", plugin + " outage --zone " + zone + " --kubeconfig " + kubeconfig})
 	}
+	if help, _ := exec.Command(plugin, "rollout", "--help").Output(); strings.Contains(string(help), "scale-preview rollout") {
+		// A 5,000-pod Deployment restarted (issue 41).
+		deploy := " rollout deploy/app-00 -n " + sourcetest.ClusterNamespace
+		cases = append(cases,
+			struct{ name, what string }{"rollout deploy/app-00, offline (-f)", plugin + deploy + " -f " + file},
+			struct{ name, what string }{"rollout deploy/app-00, live", plugin + deploy + " --kubeconfig " + kubeconfig})
+	}
 	if re := os.Getenv("SCALE_PREVIEW_BIG_CASES"); re != "" {
 		keep := regexp.MustCompile(re)
 		cases = slices.DeleteFunc(cases, func(c struct{ name, what string }) bool { return !keep.MatchString(c.name) })
