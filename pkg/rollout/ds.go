@@ -25,6 +25,7 @@ type dsNode struct {
 	oldAvail bool
 	new      *corev1.Pod // the new pod; nil until created
 	newAvail bool
+	fresh    bool          // the new pod is the rollout's (not one already there)
 	fitError string        // the new pod fits nowhere (yet)
 	gone     []*corev1.Pod // deleted, still holding the node's resources
 }
@@ -282,7 +283,8 @@ func (s *dsSim) oldPods() []string {
 	return out
 }
 
-// done: every node runs an available new pod and no old one.
+// done: every node runs a new pod and no old one, and the rollout's new
+// pods are available.
 func (s *dsSim) done() bool {
-	return !slices.ContainsFunc(s.nodes, func(n *dsNode) bool { return n.old != nil || n.new == nil || !n.newAvail })
+	return !slices.ContainsFunc(s.nodes, func(n *dsNode) bool { return n.old != nil || n.new == nil || (n.fresh && !n.newAvail) })
 }

@@ -185,7 +185,7 @@ func (s *dsSim) deleteOld(n *dsNode, st *prediction.RolloutStep, why string) {
 
 // create is the new pod for a node, placed by the scheduler's filters.
 func (s *dsSim) create(n *dsNode, st *prediction.RolloutStep, why string) {
-	n.new, n.newAvail = s.newPod(n), false
+	n.new, n.newAvail, n.fresh = s.newPod(n), false, true
 	c := s.place(n)
 	if c.Reason == "" {
 		c.Reason = why
@@ -259,7 +259,7 @@ func (s *dsSim) retryPlacement(st *prediction.RolloutStep) {
 func (s *dsSim) waiting() []*dsNode {
 	var out []*dsNode
 	for _, n := range s.nodes {
-		if n.new != nil && !n.newAvail && n.fitError == "" {
+		if n.new != nil && n.fresh && !n.newAvail && n.fitError == "" {
 			out = append(out, n)
 		}
 	}
