@@ -90,12 +90,10 @@ func newDSSim(in Input, tmpl *corev1.PodTemplateSpec, neverReady bool) (*dsSim, 
 	s.newHash = s.readNewHash()
 	byNode := map[string]*dsNode{}
 	for _, n := range in.Nodes {
-		if ok, why := shouldRunDaemonPod(s.ds, n); ok {
+		if shouldRunDaemonPod(s.ds, n) {
 			d := &dsNode{name: n.Name}
 			s.nodes = append(s.nodes, d)
 			byNode[n.Name] = d
-		} else if why != "" {
-			s.warnings = append(s.warnings, why)
 		}
 	}
 	slices.SortFunc(s.nodes, func(a, b *dsNode) int { return cmpString(a.name, b.name) })
@@ -173,7 +171,7 @@ func (s *dsSim) readPods(byNode map[string]*dsNode) (gone []*corev1.Pod) {
 		}
 		n := byNode[targetNode(p)]
 		if n == nil {
-			s.warnings = append(s.warnings, fmt.Sprintf("pod %s is on %q, which does not run the DaemonSet (or is not in the input): the manage loop, not the update, deals with it", p.Name, targetNode(p)))
+			s.warnings = append(s.warnings, fmt.Sprintf("pod %s is on %q, which no longer qualifies for the DaemonSet (its taints, labels or affinity) or is not in the input: the manage loop, not the update, deals with it (not modelled)", p.Name, targetNode(p)))
 			s.certain = false
 			continue
 		}

@@ -17,24 +17,19 @@ import (
 // the template's nodeName, its required node affinity and node selector,
 // and the node's NoSchedule/NoExecute taints against the template's
 // tolerations plus the daemon ones. Resources are the scheduler's
-// business: a pod that does not fit is created and stays Pending. The
-// second value says why a node that holds a pod of the DaemonSet is left
-// out ("" otherwise).
-func shouldRunDaemonPod(ds *appsv1.DaemonSet, node *corev1.Node) (bool, string) {
+// business: a pod that does not fit is created and stays Pending.
+func shouldRunDaemonPod(ds *appsv1.DaemonSet, node *corev1.Node) bool {
 	spec := &ds.Spec.Template.Spec
 	if spec.NodeName != "" && spec.NodeName != node.Name {
-		return false, ""
+		return false
 	}
 	if ok, _ := nodeaffinity.NewRequiredNodeAffinity(spec.NodeSelector, spec.Affinity).Match(node); !ok {
-		return false, ""
+		return false
 	}
-	tol := daemonTolerations(spec)
-	if t, bad := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, tol, func(t *corev1.Taint) bool {
+	_, bad := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, daemonTolerations(spec), func(t *corev1.Taint) bool {
 		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-	}, false); bad {
-		return false, fmt.Sprintf("node %s has taint %s=%s:%s, which the DaemonSet does not tolerate: no new pod goes there", node.Name, t.Key, t.Value, t.Effect)
-	}
-	return true, ""
+	}, false)
+	return !bad
 }
 
 // daemonTolerations are the template's tolerations plus those the

@@ -305,3 +305,22 @@ func TestDaemonSetBadStrategy(t *testing.T) {
 		}
 	}
 }
+
+// nodeShouldRunDaemonPod: an untolerated NoSchedule taint or a node
+// selector leaves a node out of desiredNumberScheduled; a cordoned node
+// stays in (the daemon pods tolerate node.kubernetes.io/unschedulable).
+func TestDaemonSetNodesThatRunIt(t *testing.T) {
+	nodes := dsNodes("4", "4", "4", "4")
+	nodes[0].Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+	nodes[1].Spec.Unschedulable = true
+	nodes[1].Spec.Taints = []corev1.Taint{{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}}
+	nodes[3].Labels = map[string]string{"pool": "batch"}
+	in := dsFixture(t, 37, "", "100%", nodes...)
+	in.DaemonSet.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "pool", Operator: corev1.NodeSelectorOpNotIn, Values: []string{"batch"}}}}}}}}
+	in.Pods = in.Pods[1:3] // the pods of n2 and n3
+	res := predictDS(t, in)
+	if fmt.Sprint(deletedPerStep(res.Rollout)) != "[[ns/agent-n2 ns/agent-n3]]" || res.Rollout.Outcome != prediction.RolloutCompletes || !res.Certain {
+		t.Errorf("steps %v outcome %s certain %v warnings %v", deletedPerStep(res.Rollout), res.Rollout.Outcome, res.Certain, res.Warnings)
+	}
+}
