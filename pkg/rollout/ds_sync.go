@@ -159,7 +159,11 @@ func (s *dsSim) pick(cands []*dsNode, k int, st *prediction.RolloutStep, what st
 	}
 	if k < len(cands) {
 		chance := float64(k) / float64(len(cands))
-		why = fmt.Sprintf("%d of %d old pods, in Go map order (chance %.0f%%)", k, len(cands), 100*chance)
+		var names []string
+		for _, n := range cands {
+			names = append(names, n.old.Name)
+		}
+		why = fmt.Sprintf("%d of %d old pods (%s), in Go map order (chance %.0f%%)", k, len(cands), short(names), 100*chance)
 		st.Certain, s.certain = false, false
 		g := prediction.ContenderGroup{Delete: k, Rule: "TIE", Exact: true,
 			Reason: what + ": the DaemonSet controller walks its nodes in Go map order, so which ones is undetermined (each " + fmt.Sprintf("%.0f%%", 100*chance) + ")"}
