@@ -40,6 +40,7 @@ type dsSim struct {
 	nodes                []*dsNode
 	maxSurge, maxUnavail int
 	view                 *scheduling.View
+	fits                 map[string]bool // fitsNow's pass (nil: not yet)
 	budgets              []*budget
 	neverReady           bool
 	certain              bool

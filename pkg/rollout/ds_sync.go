@@ -201,6 +201,10 @@ func (s *dsSim) create(n *dsNode, st *prediction.RolloutStep, why string) {
 // while the node's deleted pods still terminate, it is retried once they
 // are gone (the scheduler's retry after their grace period).
 func (s *dsSim) place(n *dsNode) prediction.RolloutCreate {
+	if s.fitsNow(n.name) {
+		s.bind(n)
+		return prediction.RolloutCreate{Node: n.name}
+	}
 	pl, err := s.view.Place(n.new)
 	if err == nil && len(pl.Feasible) == 0 && len(n.gone) > 0 {
 		s.releaseGone(n)
@@ -235,6 +239,7 @@ func (s *dsSim) bind(n *dsNode) {
 func (s *dsSim) releaseGone(n *dsNode) {
 	for _, p := range n.gone {
 		s.view.Remove(p)
+		delete(s.fits, n.name) // placed on its own from now on
 	}
 	n.gone = nil
 }

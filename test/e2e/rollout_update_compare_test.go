@@ -88,12 +88,12 @@ func (c *updateComparison) check(aspect string, same bool, format string, args .
 func compareUpdate(s *updateScenario, p *rolloutPrediction, o *updateObserved) *updateComparison {
 	c := &updateComparison{}
 	r := p.Rollout
-	if s.newNeverReady {
-		c.compareBadRelease(p, o)
-		return c
-	}
 	if s.kind == "DaemonSet" {
 		c.compareDaemonSet(p, o)
+		return c
+	}
+	if s.newNeverReady {
+		c.compareBadRelease(p, o)
 		return c
 	}
 	// Where the scheduler's scoring or a tie leaves the order or the nodes

@@ -25,6 +25,19 @@ type rolloutContender struct {
 // budgets.
 func (c *updateComparison) compareDaemonSet(p *rolloutPrediction, o *updateObserved) {
 	r := p.Rollout
+	if o.rec.newNeverReady {
+		// The bad release's first step is the rollout's first step.
+		f := r.IfNewPodsFail
+		if f == nil {
+			c.check("ifNewPodsFail", false, "missing")
+			return
+		}
+		c.check("ifNewPodsFail.availableMin", f.AvailableMin == o.rec.availableMin, "predicted %d, real %d", f.AvailableMin, o.rec.availableMin)
+		c.check("ifNewPodsFail.deleted", len(f.Deleted) == len(o.victims), "predicted %v, real %v", f.Deleted, o.victims)
+		c.compareDSFirstDeletions(p, o, f.Deleted)
+		c.compareBudgets(p, o)
+		return
+	}
 	c.check("outcome", r.Outcome == o.outcome, "predicted %s (%s), real %s", r.Outcome, r.Reason, o.outcome)
 	if p.Certain || r.Outcome == "completes" {
 		c.check("victims", sameSet(p.Victims, o.victims), "predicted %v, real %v", p.Victims, o.victims)
@@ -35,7 +48,7 @@ func (c *updateComparison) compareDaemonSet(p *rolloutPrediction, o *updateObser
 	if p.Certain && r.Outcome == "stalls" {
 		c.check("remaining", sameSet(r.Remaining, o.remaining), "predicted %v, real %v", r.Remaining, o.remaining)
 	}
-	c.compareDSFirstDeletions(p, o)
+	c.compareDSFirstDeletions(p, o, firstDeleted(p))
 	nowhere, unbound := 0, 0
 	for _, st := range r.Steps {
 		for _, cr := range st.Created {
@@ -55,21 +68,15 @@ func (c *updateComparison) compareDaemonSet(p *rolloutPrediction, o *updateObser
 	c.compareBudgets(p, o)
 }
 
-// compareDSFirstDeletions: the first step that deletes names D; the real
+// compareDSFirstDeletions: the first step that deletes names D (a bad
+// release: the old pods it deletes); the real
 // rollout's first len(D) deletions must hold D's determined pods (those
 // outside the first contender group) and otherwise pods of that group.
 // Each pod of the group was predicted deleted by then with chance k/n.
-func (c *updateComparison) compareDSFirstDeletions(p *rolloutPrediction, o *updateObserved) {
+func (c *updateComparison) compareDSFirstDeletions(p *rolloutPrediction, o *updateObserved, d []string) {
 	if len(p.Contenders) > 0 && strings.Contains(p.Contenders[0].Reason, "creates new pods beside") {
 		c.compareDSFirstSurge(p.Contenders[0], o)
 		return
-	}
-	var d []string
-	for _, st := range p.Rollout.Steps {
-		if len(st.Deleted) > 0 {
-			d = st.Deleted
-			break
-		}
 	}
 	if len(d) == 0 || len(o.victims) < len(d) {
 		c.check("ds.first", len(d) == 0 && len(o.victims) == 0, "predicted first deletions %v, real %v", d, o.victims)
@@ -97,6 +104,16 @@ func (c *updateComparison) compareDSFirstDeletions(p *rolloutPrediction, o *upda
 	for _, pod := range g.Pods {
 		c.chances = append(c.chances, chanceObs{p: float64(g.Delete) / float64(len(g.Pods)), hit: slices.Contains(first, pod)})
 	}
+}
+
+// firstDeleted is the first step that deletes.
+func firstDeleted(p *rolloutPrediction) []string {
+	for _, st := range p.Rollout.Steps {
+		if len(st.Deleted) > 0 {
+			return st.Deleted
+		}
+	}
+	return nil
 }
 
 // dsPredictedNodes are the nodes the plugin gives a new pod.

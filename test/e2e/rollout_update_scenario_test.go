@@ -192,6 +192,7 @@ func (s *updateScenario) daemonSet(rng *rand.Rand) {
 	} else {
 		s.unavail = budget()
 	}
+	s.newNeverReady = rng.IntN(4) == 0
 }
 
 // place binds the initial pods; "tight" fills every node so that a surge
