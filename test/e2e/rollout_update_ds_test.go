@@ -21,8 +21,8 @@ type rolloutContender struct {
 // the victims and the nodes given a new pod when the rollout completes
 // (or the answer is certain); the first deletions as k of the candidates
 // the first contender group names, beside the deletions it calls
-// determined; each pod's chance k/n; the new pods that fit nowhere; the
-// budgets.
+// determined; the chance k/n of the first candidate by name; the new pods
+// that fit nowhere; the budgets.
 func (c *updateComparison) compareDaemonSet(p *rolloutPrediction, o *updateObserved) {
 	r := p.Rollout
 	if o.rec.newNeverReady {
@@ -73,6 +73,8 @@ func (c *updateComparison) compareDaemonSet(p *rolloutPrediction, o *updateObser
 // rollout's first len(D) deletions must hold D's determined pods (those
 // outside the first contender group) and otherwise pods of that group.
 // Each pod of the group was predicted deleted by then with chance k/n.
+// (Go's map iteration starts at a random place; the DaemonSet controller
+// builds the map anew in every sync.)
 func (c *updateComparison) compareDSFirstDeletions(p *rolloutPrediction, o *updateObserved, d []string) {
 	if len(p.Contenders) > 0 && strings.Contains(p.Contenders[0].Reason, "creates new pods beside") {
 		c.compareDSFirstSurge(p.Contenders[0], o)
@@ -101,9 +103,9 @@ func (c *updateComparison) compareDSFirstDeletions(p *rolloutPrediction, o *upda
 	}
 	c.check("ds.first", ok, "first deletions %v: not %v's determined pods plus %d of %v (%s)", first, d, g.Delete, g.Pods, g.Reason)
 	c.uncertain = append(c.uncertain, "ds.first (map order)")
-	for _, pod := range g.Pods {
-		c.chances = append(c.chances, chanceObs{p: float64(g.Delete) / float64(len(g.Pods)), hit: slices.Contains(first, pod)})
-	}
+	// One pod per group (the first by name, the one the plugin shows): a
+	// group's hits always add up to k, so only one pod's tests the odds.
+	c.chances = append(c.chances, chanceObs{p: float64(g.Delete) / float64(len(g.Pods)), hit: slices.Contains(first, g.Pods[0])})
 }
 
 // firstDeleted is the first step that deletes.
@@ -165,9 +167,7 @@ func (c *updateComparison) compareDSFirstSurge(g rolloutContender, o *updateObse
 	}
 	c.check("ds.first", ok, "first new pods on %v: not %d of the nodes of %v (%v)", first, g.Delete, g.Pods, poolNodes)
 	c.uncertain = append(c.uncertain, "ds.first (map order)")
-	for _, n := range poolNodes {
-		c.chances = append(c.chances, chanceObs{p: float64(g.Delete) / float64(len(g.Pods)), hit: slices.Contains(first, n)})
-	}
+	c.chances = append(c.chances, chanceObs{p: float64(g.Delete) / float64(len(g.Pods)), hit: slices.Contains(first, poolNodes[0])})
 }
 
 // dsTarget is the node a daemon pod's required node affinity names
