@@ -144,10 +144,14 @@ type nodePick struct {
 	why  string
 }
 
-// pick takes k of the candidate nodes. The controller walks a Go map, so
-// which k is not determined: by symmetry each is taken with chance k/n.
-// The nodes shown are the first k by name; the step is uncertain and a
-// contender group says k of n.
+// pick takes k of the candidate nodes. The controller walks a Go map
+// built anew in each sync, so which k is not determined. A map of more
+// than 8 entries places its keys by a hash with a random seed, so by
+// symmetry each is taken with chance k/n; up to 8 it is one group kept in
+// insertion order, read from a random one of 8 slots onwards, which favours
+// the nodes added first (the informers' order): there the chances are not
+// weighed. The nodes shown are the first k by name; the step is uncertain
+// and a contender group says k of n.
 func (s *dsSim) pick(cands []*dsNode, k int, st *prediction.RolloutStep, what string) []nodePick {
 	out := make([]nodePick, 0, k)
 	if k == 0 {
@@ -158,18 +162,19 @@ func (s *dsSim) pick(cands []*dsNode, k int, st *prediction.RolloutStep, what st
 		why = "every candidate node left is taken (which are left follows an earlier step's Go map order)"
 	}
 	if k < len(cands) {
-		chance := float64(k) / float64(len(cands))
+		st.Certain, s.certain = false, false
+		g := prediction.ContenderGroup{Delete: k, Rule: "TIE", Exact: len(s.nodes) > smallMap}
 		var names []string
 		for _, n := range cands {
 			names = append(names, n.old.Name)
-		}
-		why = fmt.Sprintf("%d of %d old pods (%s), in Go map order (chance %.0f%%)", k, len(cands), short(names), 100*chance)
-		st.Certain, s.certain = false, false
-		g := prediction.ContenderGroup{Delete: k, Rule: "TIE", Exact: true,
-			Reason: what + ": the DaemonSet controller walks its nodes in Go map order, so which ones is undetermined (each " + fmt.Sprintf("%.0f%%", 100*chance) + ")"}
-		for _, n := range cands {
 			g.Pods = append(g.Pods, podName(n.old))
 		}
+		odds := fmt.Sprintf("chance %.0f%% each", 100*float64(k)/float64(len(cands)))
+		if !g.Exact {
+			odds = fmt.Sprintf("chances not weighed: with %d nodes or fewer Go's map iteration favours the nodes added to it first", smallMap)
+		}
+		why = fmt.Sprintf("%d of %d old pods (%s), in Go map order (%s)", k, len(cands), short(names), odds)
+		g.Reason = what + ": the DaemonSet controller walks its nodes in Go map order, so which ones is undetermined (" + odds + ")"
 		s.groups = append(s.groups, g)
 	}
 	for _, n := range cands[:k] {
@@ -177,6 +182,10 @@ func (s *dsSim) pick(cands []*dsNode, k int, st *prediction.RolloutStep, what st
 	}
 	return out
 }
+
+// smallMap is the most entries a Go map keeps in one group (abi.MapGroupSlots,
+// and bucketCnt before Go 1.24).
+const smallMap = 8
 
 // deleteOld: the old pod terminates, holding its node's resources until
 // the step ends.

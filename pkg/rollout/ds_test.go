@@ -324,3 +324,24 @@ func TestDaemonSetNodesThatRunIt(t *testing.T) {
 		t.Errorf("steps %v outcome %s certain %v warnings %v", deletedPerStep(res.Rollout), res.Rollout.Outcome, res.Certain, res.Warnings)
 	}
 }
+
+// Up to 8 nodes the controller's map is one group read from a random one
+// of 8 slots onwards: the nodes added first are favoured, so no chance is
+// given. From 9 the keys sit where a seeded hash puts them: k/n each.
+func TestDaemonSetMapOrderChances(t *testing.T) {
+	for _, c := range []struct {
+		nodes int
+		exact bool
+		words string
+	}{{8, false, "chances not weighed"}, {9, true, "chance 11% each"}} {
+		var cpus []string
+		for range c.nodes {
+			cpus = append(cpus, "4")
+		}
+		res := predictDS(t, dsFixture(t, 37, "", "1", dsNodes(cpus...)...))
+		g := res.Contenders[0]
+		if g.Exact != c.exact || len(g.Pods) != c.nodes || g.Delete != 1 || !strings.Contains(g.Reason, c.words) || !strings.Contains(res.Rollout.Steps[0].Why[0], c.words) {
+			t.Errorf("%d nodes: %+v, why %q", c.nodes, g, res.Rollout.Steps[0].Why[0])
+		}
+	}
+}

@@ -14,6 +14,8 @@ type rolloutContender struct {
 	Pods   []string `json:"pods"`
 	Delete int      `json:"delete"`
 	Reason string   `json:"reason"`
+	// Exact: the chance k/n is given (a map of more than 8 nodes).
+	Exact bool `json:"exact"`
 }
 
 // compareDaemonSet: the DaemonSet controller walks its nodes in Go map
@@ -21,8 +23,8 @@ type rolloutContender struct {
 // the victims and the nodes given a new pod when the rollout completes
 // (or the answer is certain); the first deletions as k of the candidates
 // the first contender group names, beside the deletions it calls
-// determined; the chance k/n of the first candidate by name; the new pods
-// that fit nowhere; the budgets.
+// determined; the chance k/n of the first candidate by name where given
+// (more than 8 nodes); the new pods that fit nowhere; the budgets.
 func (c *updateComparison) compareDaemonSet(p *rolloutPrediction, o *updateObserved) {
 	r := p.Rollout
 	if o.rec.newNeverReady {
@@ -105,7 +107,9 @@ func (c *updateComparison) compareDSFirstDeletions(p *rolloutPrediction, o *upda
 	c.uncertain = append(c.uncertain, "ds.first (map order)")
 	// One pod per group (the first by name, the one the plugin shows): a
 	// group's hits always add up to k, so only one pod's tests the odds.
-	c.chances = append(c.chances, chanceObs{p: float64(g.Delete) / float64(len(g.Pods)), hit: slices.Contains(first, g.Pods[0])})
+	if g.Exact {
+		c.chances = append(c.chances, chanceObs{p: float64(g.Delete) / float64(len(g.Pods)), hit: slices.Contains(first, g.Pods[0])})
+	}
 }
 
 // firstDeleted is the first step that deletes.
@@ -167,7 +171,9 @@ func (c *updateComparison) compareDSFirstSurge(g rolloutContender, o *updateObse
 	}
 	c.check("ds.first", ok, "first new pods on %v: not %d of the nodes of %v (%v)", first, g.Delete, g.Pods, poolNodes)
 	c.uncertain = append(c.uncertain, "ds.first (map order)")
-	c.chances = append(c.chances, chanceObs{p: float64(g.Delete) / float64(len(g.Pods)), hit: slices.Contains(first, poolNodes[0])})
+	if g.Exact {
+		c.chances = append(c.chances, chanceObs{p: float64(g.Delete) / float64(len(g.Pods)), hit: slices.Contains(first, poolNodes[0])})
+	}
 }
 
 // dsTarget is the node a daemon pod's required node affinity names
