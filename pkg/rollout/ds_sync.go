@@ -291,6 +291,8 @@ func (s *dsSim) verdict(res *Result) {
 	res.Warnings = append(res.Warnings, workload.Dedupe(s.warnings)...)
 	res.Contenders = append(res.Contenders, s.groups...)
 	switch {
+	case len(s.nodes) == 0:
+		r.Outcome, r.Reason = prediction.RolloutNotStarted, "no node in the input runs the DaemonSet (its nodeSelector, node affinity or tolerations leave every node out)"
 	case s.done() && len(r.Steps) == 0:
 		r.Outcome, r.Reason = prediction.RolloutNotStarted, "nothing changes: every pod already runs the new template"
 	case s.done():

@@ -319,6 +319,12 @@ func TestDaemonSetNodesThatRunIt(t *testing.T) {
 	in.DaemonSet.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "pool", Operator: corev1.NodeSelectorOpNotIn, Values: []string{"batch"}}}}}}}}
 	in.Pods = in.Pods[1:3] // the pods of n2 and n3
+	none := dsFixture(t, 37, "", "1", dsNodes("4")...)
+	none.DaemonSet.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "none"}
+	none.Pods = nil
+	if r := predictDS(t, none).Rollout; r.Outcome != prediction.RolloutNotStarted || !strings.Contains(r.Reason, "no node") {
+		t.Errorf("no node qualifies: %s %q", r.Outcome, r.Reason)
+	}
 	res := predictDS(t, in)
 	if fmt.Sprint(deletedPerStep(res.Rollout)) != "[[ns/agent-n2 ns/agent-n3]]" || res.Rollout.Outcome != prediction.RolloutCompletes || !res.Certain {
 		t.Errorf("steps %v outcome %s certain %v warnings %v", deletedPerStep(res.Rollout), res.Rollout.Outcome, res.Certain, res.Warnings)
