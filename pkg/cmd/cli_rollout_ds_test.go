@@ -97,6 +97,12 @@ func TestRolloutDaemonSetExample(t *testing.T) {
 	if r.code != ExitOK || strings.Count(r.stdout, "pod/agent-") != 4 {
 		t.Fatalf("%s", r)
 	}
+	// The files' ControllerRevision has the template: --image to the same
+	// image changes nothing.
+	p = rolloutDSJSON(t, cliRun(t, nil, nil, rolloutDSArgs("-o", "json", "--image", "agent=registry.example/agent:1.4")...))
+	if p.Rollout.Outcome != prediction.RolloutNotStarted || !p.Certain {
+		t.Fatalf("--image to the same template: %+v", p.Rollout)
+	}
 }
 
 func rolloutDSJSON(t *testing.T, r cliResult) prediction.Prediction {
