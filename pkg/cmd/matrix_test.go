@@ -335,6 +335,9 @@ func TestBadInputMatrix(t *testing.T) {
 	for _, d := range rolloutSTSMatrix() {
 		cases = append(cases, tc{name: d.name, args: d.args, code: d.code, words: d.words})
 	}
+	for _, d := range rolloutDSMatrix() {
+		cases = append(cases, tc{name: d.name, args: d.args, code: d.code, words: d.words})
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var r cliResult

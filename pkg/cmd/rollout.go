@@ -27,19 +27,22 @@ const rolloutExample = `  # What does kubectl rollout restart deployment/web del
   kubectl scale-preview rollout deploy/web --image app=registry/web:v2 -f snap.yaml -o json
 
   # A StatefulSet: reverse ordinal down to the partition
-  kubectl scale-preview rollout sts/db -n shop`
+  kubectl scale-preview rollout sts/db -n shop
+
+  # A DaemonSet: node by node, within maxUnavailable or maxSurge
+  kubectl scale-preview rollout ds/agent -n kube-system`
 
 // newRolloutCommand builds `kubectl scale-preview rollout`.
 func newRolloutCommand(root *Options) *cobra.Command {
 	o := &RolloutOptions{Options: root}
 	c := &cobra.Command{
 		Use:   "rollout TYPE/NAME [--image CONTAINER=IMAGE...] [--resume]",
-		Short: "Which pods a Deployment's or StatefulSet's rollout deletes, step by step, and whether it completes",
+		Short: "Which pods a Deployment's, StatefulSet's or DaemonSet's rollout deletes, step by step, and whether it completes",
 		Long: "Predict the rollout that `kubectl rollout restart` (no change flag), `kubectl set image` (--image) or `kubectl rollout resume` " +
 			"(--resume) starts, without changing anything: per step the old pods deleted (in rank order, with the rule that chose each), " +
 			"the new pods created and where they fit, the lowest availability and each PodDisruptionBudget's state, then whether the rollout " +
 			"completes, stalls (and what unblocks it) or does not start, and what a release whose new pods never become Ready costs. " +
-			"Deployments (RollingUpdate and Recreate) and StatefulSets (RollingUpdate, OnDelete). Read-only. See docs/rollout.md.",
+			"Deployments (RollingUpdate and Recreate), StatefulSets and DaemonSets (RollingUpdate, OnDelete). Read-only. See docs/rollout.md.",
 		Example: rolloutExample,
 	}
 	o.addRolloutFlags(c)
@@ -65,7 +68,7 @@ func (o *RolloutOptions) Complete(args []string) error {
 	}
 	o.kind, o.name = rolloutKind(args[0]), args[1]
 	if o.kind == "" {
-		return withCode(ExitUnsupported, "%s has no rollout modelled: rollout takes a Deployment (deploy/NAME) or a StatefulSet (sts/NAME)", args[0])
+		return withCode(ExitUnsupported, "%s has no rollout modelled: rollout takes a Deployment (deploy/NAME), a StatefulSet (sts/NAME) or a DaemonSet (ds/NAME)", args[0])
 	}
 	o.change = rollout.Change{Kind: rollout.ChangeRestart}
 	if err := o.completeChange(); err != nil {
@@ -102,6 +105,8 @@ func rolloutKind(t string) string {
 		return "Deployment"
 	case "sts", "statefulset", "statefulsets", "statefulset.apps", "statefulsets.apps":
 		return "StatefulSet"
+	case "ds", "daemonset", "daemonsets", "daemonset.apps", "daemonsets.apps":
+		return "DaemonSet"
 	}
 	return ""
 }

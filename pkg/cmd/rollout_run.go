@@ -34,6 +34,9 @@ func (o *RolloutOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := o.readRevisions(ctx, cl, &in); err != nil {
+		return err
+	}
 	res, err := rollout.Predict(in)
 	if err != nil {
 		return rolloutError(err)
@@ -136,6 +139,9 @@ type rolloutTarget struct {
 
 // findTarget sets the workload in the rollout's input.
 func (o *RolloutOptions) findTarget(cl *source.Cluster, in *rollout.Input) (rolloutTarget, error) {
+	if o.kind == "DaemonSet" {
+		return o.findDaemonSet(cl, in)
+	}
 	if o.kind == "StatefulSet" {
 		for _, s := range cl.Workloads.StatefulSets {
 			if s.Name == o.name && s.Namespace == o.ref.Namespace {
@@ -160,7 +166,7 @@ func rolloutPrediction(res *rollout.Result, t rolloutTarget, rs rules.RuleSet, i
 	p := &prediction.Prediction{APIVersion: prediction.APIVersion, Kind: prediction.Kind,
 		Target: prediction.Target{Kind: t.kind, Namespace: t.namespace, Name: t.name}, ReferenceTime: now, Rules: info,
 		CurrentReplicas: t.replicas, DesiredReplicas: t.replicas,
-		Certain: res.Certain, Victims: res.Victims, Rollout: &r, Warnings: res.Warnings}
+		Certain: res.Certain, Victims: res.Victims, Rollout: &r, Warnings: res.Warnings, Contenders: res.Contenders}
 	p.Message = rolloutMessage(r, len(res.Victims))
 	return p
 }

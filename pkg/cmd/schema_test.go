@@ -49,6 +49,7 @@ func TestOutputMatchesSchema(t *testing.T) {
 		{"outage-all-zones", false, "", []string{"outage", "-l", "kubernetes.io/hostname", "-f", "../../examples/outage.yaml", "-n", "shop", "--now", liveNowFlag}},
 		{"rollout-deployment", false, "", rolloutArgs()},
 		{"rollout-statefulset", false, "", rolloutSTSArgs()},
+		{"rollout-daemonset", false, "", rolloutDSArgs()},
 		{"statefulset-parallel", false, stsFile("Parallel", 2, "Retain", "2", "3", "4"), []string{"-f", "-", "sts/web", "--replicas=1", "--now", liveNowFlag}},
 	}
 	for _, tc := range cases {

@@ -18,6 +18,9 @@ func Predict(in Input) (*Result, error) {
 	if in.StatefulSet != nil {
 		return predictStatefulSet(in)
 	}
+	if in.DaemonSet != nil {
+		return predictDaemonSet(in)
+	}
 	d := in.Deployment
 	if err := checkStrategy(d); err != nil {
 		return nil, err

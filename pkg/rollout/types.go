@@ -49,6 +49,12 @@ type Input struct {
 	Rules       rules.RuleSet // the ReplicaSet controller's ranking
 	Scheduler   rules.SchedulerRules
 	Now         time.Time
+
+	DaemonSet *appsv1.DaemonSet // instead of Deployment
+	// Revisions are the ControllerRevisions read (a DaemonSet's history);
+	// RevisionsRead says the input had the kind at all.
+	Revisions     []*appsv1.ControllerRevision
+	RevisionsRead bool
 }
 
 // Result is the rollout and the top-level answers.
@@ -58,6 +64,9 @@ type Result struct {
 	Victims  []string
 	Certain  bool
 	Warnings []string
+	// Contenders: where chance picks k of n pods (a DaemonSet's nodes in
+	// Go map order), per step.
+	Contenders []prediction.ContenderGroup
 }
 
 // ChangeError: the change cannot be made as asked (kubectl refuses it).

@@ -35,6 +35,7 @@ func withoutJobGates(g map[string]bool) map[string]bool {
 	out := maps.Clone(g)
 	delete(out, ElasticIndexedJob)
 	delete(out, JobTrackingWithFinalizers)
+	delete(out, DaemonSetUpdateSurge) // daemonset_test.go
 	return out
 }
 

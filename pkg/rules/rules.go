@@ -71,6 +71,7 @@ var gateHistory = map[string]gateSpan{
 	InPlacePodVerticalScalingMemoryBackedVolumes: {added: 37},
 	ElasticIndexedJob:                            {added: 27, defaultOn: 27, locked: 31, removed: 34},
 	JobTrackingWithFinalizers:                    {added: 22, defaultOn: 25, locked: 26, removed: 29},
+	DaemonSetUpdateSurge:                         {added: 21, defaultOn: 22, locked: 25, removed: 27},
 }
 
 func (h gateSpan) exists(minor int) bool {
@@ -111,6 +112,7 @@ type RuleSet struct {
 	Autoscaler  AutoscalerRules
 	Kubelet     KubeletRules // node-pressure eviction (kubelet.go)
 	Job         JobRules
+	DaemonSet   DaemonSetRules // its rolling update (daemonset.go)
 }
 
 // AutoscalerRules are the HorizontalPodAutoscaler controller's switches.
@@ -238,7 +240,7 @@ var Switches = append([]Switch{
 		What: "Parallel updates delete already-unavailable old pods first, outside maxUnavailable", ref: func(r *RuleSet) *bool { return &r.StatefulSet.ParallelUnavailableFirst }},
 	{Field: "Autoscaler.ConfigurableTolerance", Kind: KindAutoscaler, Gate: HPAConfigurableTolerance,
 		What: "an autoscaler's behavior.scaleUp/scaleDown.tolerance replaces the controller-wide 0.1", ref: func(r *RuleSet) *bool { return &r.Autoscaler.ConfigurableTolerance }},
-}, jobSwitches...)
+}, append(jobSwitches, daemonSetSwitches...)...)
 
 // GatesOf returns the effective gates read by the controllers of these
 // kinds (KindComparator, KindStatefulSet, ...): what a prediction for one

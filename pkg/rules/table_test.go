@@ -46,6 +46,8 @@ Job.DeleteCap                           Job            1.22-1.37
 Job.ElasticIndexed                      Job            1.27-1.37  gate ElasticIndexedJob
 Job.TrackingFinalizers                  Job            1.25-1.37  gate JobTrackingWithFinalizers
 Job.TrackingAll                         Job            1.26-1.37
+DaemonSet.Surge                         DS update      1.22-1.37  gate DaemonSetUpdateSurge
+DaemonSet.UnavailableOldCount           DS update      1.28-1.37
 Kubelet.NodeReclaimMinReclaim           kubelet        1.22-1.37
 Kubelet.ContainerFsSignals              kubelet        1.29-1.37
 Kubelet.SplitContainerFs                kubelet        1.31-1.37  gate KubeletSeparateDiskGC

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -40,6 +41,9 @@ type Cluster struct {
 	// can be told from an empty one.
 	Kinds map[string]bool
 	Notes []string
+	// Revisions are the ControllerRevisions in the files (a DaemonSet's
+	// rollout reads them).
+	Revisions []*appsv1.ControllerRevision
 }
 
 // ReadClusterFiles reads nodes, pods, PDBs, PriorityClasses and namespaces
@@ -185,6 +189,7 @@ func (c *Cluster) merge(one *Cluster, seen map[string]bool) error {
 	c.PDBs = appendAll(c.PDBs, one.PDBs, "PodDisruptionBudget", note)
 	c.PriorityClasses = appendAll(c.PriorityClasses, one.PriorityClasses, "PriorityClass", note)
 	c.Quotas = appendAll(c.Quotas, one.Quotas, "ResourceQuota", note)
+	c.Revisions = appendAll(c.Revisions, one.Revisions, "ControllerRevision", note)
 	if one.Namespaces != nil {
 		c.Namespaces = appendAll(c.Namespaces, one.Namespaces, "Namespace", note)
 	}
@@ -225,6 +230,11 @@ func (c *Cluster) add(obj runtime.Object, ns string) {
 			o.Namespace = ns
 		}
 		c.Quotas, c.Kinds["ResourceQuota"] = append(c.Quotas, o), true
+	case *appsv1.ControllerRevision:
+		if o.Namespace == "" {
+			o.Namespace = ns
+		}
+		c.Revisions, c.Kinds["ControllerRevision"] = append(c.Revisions, o), true
 	default:
 		c.addWorkload(obj, ns)
 	}

@@ -14,9 +14,10 @@ import (
 // rolloutPrediction is the part of `kubectl scale-preview rollout -o json`
 // the proof compares (the contract in docs/output.md).
 type rolloutPrediction struct {
-	Certain bool     `json:"certain"`
-	Victims []string `json:"victims"`
-	Rollout *struct {
+	Certain    bool               `json:"certain"`
+	Victims    []string           `json:"victims"`
+	Contenders []rolloutContender `json:"contenders"`
+	Rollout    *struct {
 		Kind      string   `json:"kind"`
 		Outcome   string   `json:"outcome"`
 		Reason    string   `json:"reason"`
@@ -87,6 +88,10 @@ func (c *updateComparison) check(aspect string, same bool, format string, args .
 func compareUpdate(s *updateScenario, p *rolloutPrediction, o *updateObserved) *updateComparison {
 	c := &updateComparison{}
 	r := p.Rollout
+	if s.kind == "DaemonSet" {
+		c.compareDaemonSet(p, o)
+		return c
+	}
 	if s.newNeverReady {
 		c.compareBadRelease(p, o)
 		return c

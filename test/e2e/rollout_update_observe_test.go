@@ -36,6 +36,7 @@ type updatePod struct {
 	terminating bool
 	gone        bool
 	labels      map[string]string
+	target      string // a daemon pod's node (its node affinity), bound or not
 }
 
 // updateRecorder watches the namespace's pods from the snapshot's
@@ -142,7 +143,7 @@ func (r *updateRecorder) apply(ev watch.Event) {
 		r.events = append(r.events, updateEvent{at: now, what: what, pod: podKey(p), uid: p.UID, node: node})
 	}
 	if st == nil {
-		st = &updatePod{key: podKey(p), labels: p.Labels}
+		st = &updatePod{key: podKey(p), labels: p.Labels, target: dsTarget(p)}
 		r.pods[p.UID] = st
 		add("create", "")
 	}

@@ -182,6 +182,14 @@ func (s *updateScenario) statefulSet(rng *rand.Rand) {
 
 func (s *updateScenario) daemonSet(rng *rand.Rand) {
 	s.kind = "DaemonSet"
+	// A third get 9-10 nodes: past 8 the controller's node map is hashed,
+	// and the plugin gives each candidate the chance k/n.
+	if rng.IntN(3) == 0 {
+		want := 9 + rng.IntN(2)
+		for n := len(s.nodes); n < want; n++ {
+			s.nodes = append(s.nodes, drainNodeSpec{name: fmt.Sprintf("r%d-n%d", s.index, n+1), milliCPU: 4000})
+		}
+	}
 	s.replicas = len(s.nodes)
 	budget := func() *intstr.IntOrString {
 		if rng.IntN(2) == 0 {
@@ -197,6 +205,7 @@ func (s *updateScenario) daemonSet(rng *rand.Rand) {
 	} else {
 		s.unavail = budget()
 	}
+	s.newNeverReady = rng.IntN(4) == 0
 }
 
 // place binds the initial pods; "tight" fills every node so that a surge
