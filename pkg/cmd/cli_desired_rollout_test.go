@@ -7,13 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
-	"github.com/scale-preview/scale-preview/pkg/source"
 )
 
 const desiredRolloutFile = "../../examples/rollout-desired.yaml"
@@ -22,30 +20,7 @@ const desiredRolloutFile = "../../examples/rollout-desired.yaml"
 // file (the example's live state).
 func exampleCluster(t *testing.T, file string) *fake.Clientset {
 	t.Helper()
-	cl, err := source.ReadClusterFiles([]string{file}, nil, "shop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var objs []k8sruntime.Object
-	for _, n := range cl.Nodes {
-		objs = append(objs, n)
-	}
-	for _, p := range cl.Pods {
-		objs = append(objs, p)
-	}
-	for _, b := range cl.PDBs {
-		objs = append(objs, b)
-	}
-	for _, d := range cl.Workloads.Deployments {
-		objs = append(objs, d)
-	}
-	for _, rs := range cl.Workloads.ReplicaSets {
-		objs = append(objs, rs)
-	}
-	for _, s := range cl.Workloads.StatefulSets {
-		objs = append(objs, s)
-	}
-	return fake.NewClientset(objs...)
+	return fake.NewClientset(fileObjects(t, file, "shop")...)
 }
 
 func desiredRolloutArgs(file string, extra ...string) []string {

@@ -14,7 +14,6 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
-	"github.com/scale-preview/scale-preview/pkg/source"
 )
 
 const drainFile = "../../examples/drain.yaml"
@@ -161,53 +160,23 @@ func TestDrainLayouts(t *testing.T) {
 	}
 }
 
-// drainObjects are the example's objects, for a fake API server.
-func drainObjects(t *testing.T) []runtime.Object {
-	t.Helper()
-	cl, err := source.ReadClusterFiles([]string{drainFile}, nil, "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var objs []runtime.Object
-	for _, n := range cl.Nodes {
-		objs = append(objs, n)
-	}
-	for _, p := range cl.Pods {
-		objs = append(objs, p)
-	}
-	for _, b := range cl.PDBs {
-		objs = append(objs, b)
-	}
-	w := cl.Workloads
-	for _, o := range w.Deployments {
-		objs = append(objs, o)
-	}
-	for _, o := range w.ReplicaSets {
-		objs = append(objs, o)
-	}
-	for _, o := range w.DaemonSets {
-		objs = append(objs, o)
-	}
-	return objs
-}
-
 // Live: the same answer as offline; a node that does not exist is exit 3;
 // a forbidden list names the permission and exits 4.
 func TestDrainLive(t *testing.T) {
-	r := cliRun(t, fake.NewClientset(drainObjects(t)...), nil, "drain", "node-1", "node-2", "--ignore-daemonsets", "--kube-version", "1.37", "--now", liveNowFlag, "-o", "name")
+	r := cliRun(t, fake.NewClientset(fileObjects(t, drainFile, "default")...), nil, "drain", "node-1", "node-2", "--ignore-daemonsets", "--kube-version", "1.37", "--now", liveNowFlag, "-o", "name")
 	wantExit(t, r, ExitOK)
 	if r.stdout != "pod/batch-5c4b-x\npod/web-7d9f-a\npod/web-7d9f-b\n" {
 		t.Errorf("%q", r.stdout)
 	}
-	r = cliRun(t, fake.NewClientset(drainObjects(t)...), nil, "drain", "node-9", "--kube-version", "1.37")
+	r = cliRun(t, fake.NewClientset(fileObjects(t, drainFile, "default")...), nil, "drain", "node-9", "--kube-version", "1.37")
 	wantExit(t, r, ExitNotFound, "node-9")
-	c := fake.NewClientset(drainObjects(t)...)
+	c := fake.NewClientset(fileObjects(t, drainFile, "default")...)
 	c.PrependReactor("list", "poddisruptionbudgets", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "policy", Resource: "poddisruptionbudgets"}, "", errors.New("no"))
 	})
 	r = cliRun(t, c, nil, "drain", "node-1", "--kube-version", "1.37")
 	wantExit(t, r, ExitForbidden, "list poddisruptionbudgets.policy", "predicting a drain")
-	c = fake.NewClientset(drainObjects(t)...)
+	c = fake.NewClientset(fileObjects(t, drainFile, "default")...)
 	c.PrependReactor("list", "replicasets", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "replicasets"}, "", errors.New("no"))
 	})

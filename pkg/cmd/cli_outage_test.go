@@ -14,7 +14,6 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
-	"github.com/scale-preview/scale-preview/pkg/source"
 )
 
 const outageFile = "../../examples/outage.yaml"
@@ -194,54 +193,18 @@ func TestOutageLayouts(t *testing.T) {
 	}
 }
 
-// outageObjects are the example's objects, for a fake API server.
-func outageObjects(t *testing.T) []runtime.Object {
-	t.Helper()
-	cl, err := source.ReadClusterFiles([]string{outageFile}, nil, "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var objs []runtime.Object
-	for _, n := range cl.Nodes {
-		objs = append(objs, n)
-	}
-	for _, p := range cl.Pods {
-		objs = append(objs, p)
-	}
-	for _, b := range cl.PDBs {
-		objs = append(objs, b)
-	}
-	w := cl.Workloads
-	for _, o := range w.Deployments {
-		objs = append(objs, o)
-	}
-	for _, o := range w.ReplicaSets {
-		objs = append(objs, o)
-	}
-	for _, o := range w.StatefulSets {
-		objs = append(objs, o)
-	}
-	for _, o := range w.DaemonSets {
-		objs = append(objs, o)
-	}
-	for _, o := range w.Jobs {
-		objs = append(objs, o)
-	}
-	return objs
-}
-
 // Live: the same answer as offline; a missing node is exit 3; a forbidden
 // list names the permission and exits 4.
 func TestOutageLive(t *testing.T) {
-	r := cliRun(t, fake.NewClientset(outageObjects(t)...), nil, "outage", "--zone", "zone-a", "--kube-version", "1.37", "-n", "shop", "--now", liveNowFlag, "-o", "name")
+	r := cliRun(t, fake.NewClientset(fileObjects(t, outageFile, "default")...), nil, "outage", "--zone", "zone-a", "--kube-version", "1.37", "-n", "shop", "--now", liveNowFlag, "-o", "name")
 	wantExit(t, r, ExitOK)
 	off := cliRun(t, nil, nil, "outage", "--zone", "zone-a", "-f", outageFile, "-n", "shop", "--now", liveNowFlag, "-o", "name")
 	if r.stdout != off.stdout || r.stdout == "" {
 		t.Errorf("live %q offline %q", r.stdout, off.stdout)
 	}
-	r = cliRun(t, fake.NewClientset(outageObjects(t)...), nil, "outage", "node-9", "--kube-version", "1.37")
+	r = cliRun(t, fake.NewClientset(fileObjects(t, outageFile, "default")...), nil, "outage", "node-9", "--kube-version", "1.37")
 	wantExit(t, r, ExitNotFound, "node-9")
-	c := fake.NewClientset(outageObjects(t)...)
+	c := fake.NewClientset(fileObjects(t, outageFile, "default")...)
 	c.PrependReactor("list", "poddisruptionbudgets", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "policy", Resource: "poddisruptionbudgets"}, "", errors.New("no"))
 	})

@@ -5,26 +5,20 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
-	"github.com/scale-preview/scale-preview/pkg/source"
 )
 
 const rolloutDSFile = "../../examples/rollout-ds.yaml"
 
 func rolloutDSArgs(args ...string) []string {
-	return append([]string{"rollout", "ds/agent", "-n", "monitoring", "-f", rolloutDSFile, "--now", "2026-02-01T00:00:00Z"}, args...)
+	return exampleArgs(rolloutDSFile, []string{"rollout", "ds/agent", "-n", "monitoring"}, "2026-02-01T00:00:00Z", args...)
 }
 
-// dsVariant writes the DaemonSet example with edit applied.
+// dsVariant writes the example with edit applied, and runs the same on it.
 func dsVariant(edit func(items []map[string]any) []map[string]any, args ...string) func(*testing.T) []string {
-	return func(t *testing.T) []string {
-		t.Helper()
-		path := fileVariant(t, rolloutDSFile, edit)
-		return append([]string{"rollout", "ds/agent", "-n", "monitoring", "-f", path, "--now", "2026-02-01T00:00:00Z"}, args...)
-	}
+	return exampleVariant(rolloutDSFile, []string{"rollout", "ds/agent", "-n", "monitoring"}, "2026-02-01T00:00:00Z", edit, args...)
 }
 
 func dsRollingUpdate(edit func(ru map[string]any)) func(map[string]any) {
@@ -120,24 +114,7 @@ func rolloutDSJSON(t *testing.T, r cliResult) prediction.Prediction {
 // Live: the DaemonSet and its ControllerRevisions listed from the API; an
 // --image back to the revision's template leaves nothing to do.
 func TestRolloutDaemonSetLive(t *testing.T) {
-	cl, err := source.ReadClusterFiles([]string{rolloutDSFile}, nil, "monitoring")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var objs []runtime.Object
-	for _, n := range cl.Nodes {
-		objs = append(objs, n)
-	}
-	for _, p := range cl.Pods {
-		objs = append(objs, p)
-	}
-	for _, b := range cl.PDBs {
-		objs = append(objs, b)
-	}
-	for _, c := range cl.Revisions {
-		objs = append(objs, c)
-	}
-	objs = append(objs, cl.Workloads.DaemonSets[0])
+	objs := fileObjects(t, rolloutDSFile, "monitoring")
 	args := []string{"rollout", "ds/agent", "-n", "monitoring", "--kube-version", "1.37", "--now", "2026-02-01T00:00:00Z", "-o", "json"}
 	p := rolloutDSJSON(t, cliRun(t, fake.NewClientset(objs...), nil, args...))
 	if p.Rollout.Outcome != prediction.RolloutCompletes || len(p.Victims) != 4 {

@@ -16,16 +16,12 @@ import (
 const rolloutSTSFile = "../../examples/rollout-sts.yaml"
 
 func rolloutSTSArgs(args ...string) []string {
-	return append([]string{"rollout", "sts/db", "-n", "shop", "-f", rolloutSTSFile, "--now", "2026-02-01T00:00:00Z"}, args...)
+	return exampleArgs(rolloutSTSFile, []string{"rollout", "sts/db", "-n", "shop"}, "2026-02-01T00:00:00Z", args...)
 }
 
-// stsVariant writes the StatefulSet example with edit applied.
+// stsVariant writes the example with edit applied, and runs the same on it.
 func stsVariant(edit func(items []map[string]any) []map[string]any, args ...string) func(*testing.T) []string {
-	return func(t *testing.T) []string {
-		t.Helper()
-		path := fileVariant(t, rolloutSTSFile, edit)
-		return append([]string{"rollout", "sts/db", "-n", "shop", "-f", path, "--now", "2026-02-01T00:00:00Z"}, args...)
-	}
+	return exampleVariant(rolloutSTSFile, []string{"rollout", "sts/db", "-n", "shop"}, "2026-02-01T00:00:00Z", edit, args...)
 }
 
 func stsStrategy(edit func(us map[string]any)) func(map[string]any) {

@@ -18,16 +18,12 @@ import (
 const rolloutFile = "../../examples/rollout-deploy.yaml"
 
 func rolloutArgs(args ...string) []string {
-	return append([]string{"rollout", "deploy/api", "-n", "shop", "-f", rolloutFile, "--now", "2026-01-02T00:00:00Z"}, args...)
+	return exampleArgs(rolloutFile, []string{"rollout", "deploy/api", "-n", "shop"}, "2026-01-02T00:00:00Z", args...)
 }
 
-// rolloutVariant writes the example with edit applied and runs rollout on it.
+// rolloutVariant writes the example with edit applied, and runs the same on it.
 func rolloutVariant(edit func(items []map[string]any) []map[string]any, args ...string) func(*testing.T) []string {
-	return func(t *testing.T) []string {
-		t.Helper()
-		path := fileVariant(t, rolloutFile, edit)
-		return append([]string{"rollout", "deploy/api", "-n", "shop", "-f", path, "--now", "2026-01-02T00:00:00Z"}, args...)
-	}
+	return exampleVariant(rolloutFile, []string{"rollout", "deploy/api", "-n", "shop"}, "2026-01-02T00:00:00Z", edit, args...)
 }
 
 func negativeSurge(d map[string]any) {

@@ -87,3 +87,41 @@ func (s *sim) healthy(b *disruption.Budget) int32 {
 
 // budgetStates: each budget at the step's lowest point.
 func (s *sim) budgetStates() []prediction.RolloutBudget { return statesOf(s.budgets, s.healthy) }
+
+// stepController is a controller whose syncs the StatefulSet and DaemonSet
+// step loops drive (fillStep).
+type stepController interface {
+	retryPlacement(*prediction.RolloutStep)
+	sync(*prediction.RolloutStep) bool
+	waitingNew() int
+	badRelease() bool
+	availableNow() int32
+	budgetStates() []prediction.RolloutBudget
+}
+
+// fillStep runs a step's syncs until the controller waits for new pods,
+// then records how many it waits for (none when they never turn Ready),
+// the lowest availability and each budget's state. false: it did nothing
+// and waits for nothing (or only for a bad release), so the rollout is
+// over.
+func fillStep(c stepController, st *prediction.RolloutStep) bool {
+	c.retryPlacement(st)
+	acted := false
+	for range maxSyncs {
+		if !c.sync(st) {
+			break
+		}
+		acted = true
+	}
+	waiting, bad := c.waitingNew(), c.badRelease()
+	if !acted && (bad || waiting == 0) {
+		return false
+	}
+	st.WaitsFor = waiting
+	if bad {
+		st.WaitsFor = 0
+	}
+	st.AvailableMin = c.availableNow()
+	st.Budgets = c.budgetStates()
+	return true
+}

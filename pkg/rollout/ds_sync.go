@@ -16,24 +16,10 @@ func (s *dsSim) run(res *Result) {
 		s.steps = len(r.Steps) + 1
 		// After a pick in Go map order, which pods are left is undetermined.
 		st := prediction.RolloutStep{Certain: len(s.groups) == 0}
-		s.retryPlacement(&st)
-		acted := false
-		for range maxSyncs {
-			if !s.sync(&st) {
-				break
-			}
-			acted = true
-		}
-		waiting := s.waiting()
-		if !acted && (s.neverReady || len(waiting) == 0) {
+		if !fillStep(s, &st) {
 			break
 		}
-		st.WaitsFor = len(waiting)
-		if s.neverReady {
-			st.WaitsFor = 0
-		}
-		st.AvailableMin = s.available()
-		st.Budgets = statesOf(s.budgets, s.healthy)
+		waiting := s.waiting()
 		r.Steps = append(r.Steps, st)
 		res.Victims = append(res.Victims, st.Deleted...)
 		if s.done() || s.neverReady {
@@ -326,4 +312,11 @@ func (s *dsSim) stallReason() (string, string) {
 		}
 	}
 	return "the controller makes no further change (" + strings.Join(s.oldPods(), ", ") + " remain)", "check the DaemonSet's status"
+}
+
+func (s *dsSim) waitingNew() int     { return len(s.waiting()) }
+func (s *dsSim) badRelease() bool    { return s.neverReady }
+func (s *dsSim) availableNow() int32 { return s.available() }
+func (s *dsSim) budgetStates() []prediction.RolloutBudget {
+	return statesOf(s.budgets, s.healthy)
 }

@@ -59,24 +59,10 @@ func (s *ssSim) run(res *Result) {
 	r := &res.Rollout
 	for len(r.Steps) < maxSteps {
 		st := prediction.RolloutStep{Certain: true}
-		s.retryPlacement(&st)
-		acted := false
-		for range maxSyncs {
-			if !s.sync(&st) {
-				break
-			}
-			acted = true
-		}
-		waiting := s.ssWaiting()
-		if !acted && (s.neverReady || len(waiting) == 0) {
+		if !fillStep(s, &st) {
 			break
 		}
-		st.WaitsFor = len(waiting)
-		if s.neverReady {
-			st.WaitsFor = 0
-		}
-		st.AvailableMin = s.availableCount()
-		st.Budgets = statesOf(s.budgets, s.healthy)
+		waiting := s.ssWaiting()
 		if !st.Certain {
 			s.certain = false
 		}
@@ -376,4 +362,11 @@ func (s *ssSim) oldBelowPartition() string {
 		names = append(names, sl.name)
 	}
 	return short(names)
+}
+
+func (s *ssSim) waitingNew() int     { return len(s.ssWaiting()) }
+func (s *ssSim) badRelease() bool    { return s.neverReady }
+func (s *ssSim) availableNow() int32 { return s.availableCount() }
+func (s *ssSim) budgetStates() []prediction.RolloutBudget {
+	return statesOf(s.budgets, s.healthy)
 }
