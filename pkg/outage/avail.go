@@ -2,6 +2,7 @@ package outage
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -42,16 +43,15 @@ func (s *sim) budgets(restored map[string]float64) (map[string]*Budget, map[stri
 	for i, p := range s.podObjs {
 		podIdx[p] = i
 	}
-	for _, b := range disruption.Parse(s.in.PDBs) {
+	parsed := disruption.Parse(s.in.PDBs)
+	selected := s.selectedBy(parsed)
+	for bi, b := range parsed {
 		if b.Selector == nil {
 			continue
 		}
 		var before, after []*corev1.Pod
 		var lost []string
-		for _, p := range s.in.Pods {
-			if !b.EvictionSelects(p) {
-				continue
-			}
+		for _, p := range selected[bi] {
 			before = append(before, p)
 			if s.failed[p.Spec.NodeName] {
 				lost = append(lost, p.Namespace+"/"+p.Name)
@@ -82,6 +82,45 @@ func (s *sim) budgets(restored map[string]float64) (map[string]*Budget, map[stri
 		s.res.Budgets = append(s.res.Budgets, *bu)
 	}
 	return out, owners
+}
+
+// selectedBy is, per budget, the pods it selects (EvictionSelects), in
+// input order. Each budget's selector is matched once per namespace and
+// label map: pods of one workload share one map once read (pkg/source), so
+// 150,000 pods take a few hundred matches per budget, not one per pod.
+func (s *sim) selectedBy(budgets []*disruption.Budget) [][]*corev1.Pod {
+	out := make([][]*corev1.Pod, len(budgets))
+	byNs := map[string][]int{}
+	for i, b := range budgets {
+		if b.Selector != nil {
+			byNs[b.PDB.Namespace] = append(byNs[b.PDB.Namespace], i)
+		}
+	}
+	type labelsOf struct {
+		ns  string
+		ptr uintptr // the map's identity; 0 for nil (no labels)
+	}
+	memo := map[labelsOf][]int{}
+	for _, p := range s.in.Pods {
+		in := byNs[p.Namespace]
+		if len(in) == 0 {
+			continue
+		}
+		k := labelsOf{p.Namespace, reflect.ValueOf(p.Labels).Pointer()}
+		hits, ok := memo[k]
+		if !ok {
+			for _, i := range in {
+				if budgets[i].EvictionSelects(p) {
+					hits = append(hits, i)
+				}
+			}
+			memo[k] = hits
+		}
+		for _, i := range hits {
+			out[i] = append(out[i], p)
+		}
+	}
+	return out
 }
 
 // until is when need of the lost pods' replacements count again; nil

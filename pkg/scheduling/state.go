@@ -214,6 +214,8 @@ type NodeState struct {
 	// node's pods (node name, unschedulable, taints, node affinity): all
 	// UnschedulableAndUnresolvable.
 	static string
+	// gen counts the changes of the node's pods (Alike's verdicts).
+	gen uint64
 }
 
 func newNodeState(n *corev1.Node) *NodeState {
@@ -225,6 +227,7 @@ func newNodeState(n *corev1.Node) *NodeState {
 }
 
 func (n *NodeState) addUsage(p *PodInfo, sign int) {
+	n.gen++
 	n.requested.add(p.req, int64(sign))
 	n.podCount += sign
 	// NodeInfo.UsedPorts is a set, not a count: removing one pod frees a
