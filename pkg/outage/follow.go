@@ -69,6 +69,7 @@ func (s *sim) waitsForFailed(p *corev1.Pod, ref *metav1.OwnerReference) bool {
 // follower is the controllers' and the scheduler's work after deletions.
 type follower struct {
 	s      *sim
+	ahead  <-chan viewBuilt // the first view, built beside the fates
 	view   *scheduling.View
 	alike  *scheduling.Alike // places in view
 	active map[types.UID]int
@@ -91,8 +92,9 @@ type memo struct {
 	binds int
 }
 
-// follow creates the replacements, in deletion order, and places them.
-func (s *sim) follow() {
+// follow creates the replacements, in deletion order, and places them
+// in the view built ahead.
+func (s *sim) follow(ahead <-chan viewBuilt) {
 	order := slices.Clone(s.dels)
 	slices.SortStableFunc(order, func(a, b int) int {
 		x, y := s.res.Pods[a].Deleted, s.res.Pods[b].Deleted
@@ -101,7 +103,7 @@ func (s *sim) follow() {
 		}
 		return cmp.Or(cmp.Compare(x.Min, y.Min), cmp.Compare(x.Max, y.Max))
 	})
-	f := &follower{s: s, active: map[types.UID]int{}, nowhere: map[types.UID]memo{}, bases: map[string]*corev1.Pod{}}
+	f := &follower{s: s, ahead: ahead, active: map[types.UID]int{}, nowhere: map[types.UID]memo{}, bases: map[string]*corev1.Pod{}}
 	for _, i := range order {
 		pr, p := &s.res.Pods[i], s.podObjs[i]
 		if pr.Fate != FateDeleted || disruption.Finished(p) {
@@ -232,7 +234,7 @@ func (f *follower) place(r *Replacement, pod *corev1.Pod, owner types.UID, key s
 		return
 	}
 	if f.view == nil {
-		v, err := scheduling.NewView(f.s.schedNodes(), f.s.in.Pods, f.s.in.Namespaces, f.s.in.Scheduler)
+		v, err := f.newView()
 		if err != nil {
 			r.Certain, r.Reason = false, err.Error()
 			f.s.doubt(fmt.Sprintf("the replacement of %s: %v", r.For, err))
@@ -267,6 +269,34 @@ func (f *follower) place(r *Replacement, pod *corev1.Pod, owner types.UID, key s
 	if err := f.view.Add(pod); err != nil {
 		f.view = nil // rebuilt at the next placement, which then meets the error
 	}
+}
+
+// viewBuilt is a view built, or why not.
+type viewBuilt struct {
+	v   *scheduling.View
+	err error
+}
+
+// viewAhead builds the scheduler's view in a goroutine of its own, beside
+// the taint eviction controller's pass: it reads only the input.
+func (s *sim) viewAhead() <-chan viewBuilt {
+	out := make(chan viewBuilt, 1)
+	go func() {
+		v, err := scheduling.NewView(s.schedNodes(), s.in.Pods, s.in.Namespaces, s.in.Scheduler)
+		out <- viewBuilt{v, err}
+	}()
+	return out
+}
+
+// newView is the view built ahead the first time, a new one after (one
+// that met an error is built again).
+func (f *follower) newView() (*scheduling.View, error) {
+	if f.ahead != nil {
+		b := <-f.ahead
+		f.ahead = nil
+		return b.v, b.err
+	}
+	return scheduling.NewView(f.s.schedNodes(), f.s.in.Pods, f.s.in.Namespaces, f.s.in.Scheduler)
 }
 
 // contested: the FitError names a reason other pods' placement changes
