@@ -90,5 +90,7 @@ func outageMessage(res *outage.Result) string {
 
 // printOutage prints the document in the chosen format.
 func (o *OutageOptions) printOutage(pred *prediction.Prediction) error {
-	return o.printWith(pred, func() error { return printer.OutageTable(o.Out, pred, o.width(o.Out)) })
+	return o.printWith(pred, func() error {
+		return printer.OutageTable(o.Out, pred, printer.TableOptions{Wide: *o.PrintFlags.OutputFormat == "wide", Width: o.width(o.Out)})
+	})
 }

@@ -2,6 +2,7 @@ package outage
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -14,9 +15,9 @@ import (
 // availability: pods on a failed node are unavailable from T=0, whatever
 // their fate; a replacement counts from when it is placed (startup is not
 // modelled). Taint eviction is a plain DELETE: budgets do not hold it back.
-func (s *sim) availability() {
+func (s *sim) availability(states []budgetState) {
 	restored := s.restoreTimes()
-	budgets, owners := s.budgets(restored)
+	budgets, owners := s.budgets(states, restored)
 	s.workloads(budgets, owners)
 }
 
@@ -32,56 +33,117 @@ func (s *sim) restoreTimes() map[string]float64 {
 	return out
 }
 
-// budgets computes each touched budget's status before the failure and
-// right after it (pkg/disruption), and when it is met again; owners are,
-// per budget, the owners (namespace/Kind/name) of the pods on failed nodes
-// (res.Pods) it selects.
-func (s *sim) budgets(restored map[string]float64) (map[string]*Budget, map[string]map[string]bool) {
-	out, owners := map[string]*Budget{}, map[string]map[string]bool{}
-	podIdx := make(map[*corev1.Pod]int, len(s.podObjs))
+// budgetState is one budget that selects pods on the failed nodes: its
+// status before the failure and right after it (pkg/disruption), the
+// pods it loses and their owners (namespace/Kind/name).
+type budgetState struct {
+	b        *disruption.Budget
+	st0, st1 disruption.Status
+	lost     []string
+	owners   map[string]bool
+}
+
+// budgetStates computes the budgets' states in a goroutine of their own,
+// beside the replacements' placement: they read only the input and the
+// pods' owners, copied here, which nothing changes.
+func (s *sim) budgetStates() <-chan []budgetState {
+	owners := make(map[*corev1.Pod]string, len(s.podObjs))
 	for i, p := range s.podObjs {
-		podIdx[p] = i
+		owners[p] = s.res.Pods[i].Owner
 	}
-	for _, b := range disruption.Parse(s.in.PDBs) {
+	out := make(chan []budgetState, 1)
+	go func() { out <- s.computeBudgetStates(owners) }()
+	return out
+}
+
+// computeBudgetStates: owners are the owners of the pods on failed nodes.
+func (s *sim) computeBudgetStates(owners map[*corev1.Pod]string) []budgetState {
+	var out []budgetState
+	parsed := disruption.Parse(s.in.PDBs)
+	selected := s.selectedBy(parsed)
+	for bi, b := range parsed {
 		if b.Selector == nil {
 			continue
 		}
 		var before, after []*corev1.Pod
-		var lost []string
-		for _, p := range s.in.Pods {
-			if !b.EvictionSelects(p) {
-				continue
-			}
+		bs := budgetState{b: b, owners: map[string]bool{}}
+		for _, p := range selected[bi] {
 			before = append(before, p)
 			if s.failed[p.Spec.NodeName] {
-				lost = append(lost, p.Namespace+"/"+p.Name)
-				if i, ok := podIdx[p]; ok {
-					if owners[b.Name()] == nil {
-						owners[b.Name()] = map[string]bool{}
-					}
-					owners[b.Name()][p.Namespace+"/"+s.res.Pods[i].Owner] = true
+				bs.lost = append(bs.lost, p.Namespace+"/"+p.Name)
+				if owner, ok := owners[p]; ok {
+					bs.owners[p.Namespace+"/"+owner] = true
 				}
 				p = notReady(p)
 			}
 			after = append(after, p)
 		}
-		if len(lost) == 0 {
+		if len(bs.lost) == 0 {
 			continue
 		}
-		st0 := disruption.ComputeSelected(b, before, s.owners, s.in.Now)
-		st1 := disruption.ComputeSelected(b, after, s.owners, s.in.Now)
-		bu := &Budget{Name: b.Name(), DesiredHealthy: st0.DesiredHealthy, HealthyMin: st1.CurrentHealthy}
-		if st1.CurrentHealthy < st0.DesiredHealthy {
+		bs.st0 = disruption.ComputeSelected(b, before, s.owners, s.in.Now)
+		bs.st1 = disruption.ComputeSelected(b, after, s.owners, s.in.Now)
+		out = append(out, bs)
+	}
+	return out
+}
+
+// budgets is each touched budget and when it is met again; owners are,
+// per budget, the owners of the pods on failed nodes it selects.
+func (s *sim) budgets(states []budgetState, restored map[string]float64) (map[string]*Budget, map[string]map[string]bool) {
+	out, owners := map[string]*Budget{}, map[string]map[string]bool{}
+	for _, bs := range states {
+		bu := &Budget{Name: bs.b.Name(), DesiredHealthy: bs.st0.DesiredHealthy, HealthyMin: bs.st1.CurrentHealthy}
+		if bs.st1.CurrentHealthy < bs.st0.DesiredHealthy {
 			bu.Broken, bu.BrokenFrom = true, ptr(0.0)
-			bu.BrokenUntil = until(lost, restored, int(st0.DesiredHealthy-st1.CurrentHealthy))
+			bu.BrokenUntil = until(bs.lost, restored, int(bs.st0.DesiredHealthy-bs.st1.CurrentHealthy))
 		}
-		if st0.Unknown != "" {
-			s.res.Warnings = append(s.res.Warnings, st0.Unknown)
+		if bs.st0.Unknown != "" {
+			s.res.Warnings = append(s.res.Warnings, bs.st0.Unknown)
 		}
-		out[bu.Name] = bu
+		out[bu.Name], owners[bu.Name] = bu, bs.owners
 		s.res.Budgets = append(s.res.Budgets, *bu)
 	}
 	return out, owners
+}
+
+// selectedBy is, per budget, the pods it selects (EvictionSelects), in
+// input order. Each budget's selector is matched once per namespace and
+// label map: pods of one workload share one map once read (pkg/source), so
+// 150,000 pods take a few hundred matches per budget, not one per pod.
+func (s *sim) selectedBy(budgets []*disruption.Budget) [][]*corev1.Pod {
+	out := make([][]*corev1.Pod, len(budgets))
+	byNs := map[string][]int{}
+	for i, b := range budgets {
+		if b.Selector != nil {
+			byNs[b.PDB.Namespace] = append(byNs[b.PDB.Namespace], i)
+		}
+	}
+	type labelsOf struct {
+		ns  string
+		ptr uintptr // the map's identity; 0 for nil (no labels)
+	}
+	memo := map[labelsOf][]int{}
+	for _, p := range s.in.Pods {
+		in := byNs[p.Namespace]
+		if len(in) == 0 {
+			continue
+		}
+		k := labelsOf{p.Namespace, reflect.ValueOf(p.Labels).Pointer()}
+		hits, ok := memo[k]
+		if !ok {
+			for _, i := range in {
+				if budgets[i].EvictionSelects(p) {
+					hits = append(hits, i)
+				}
+			}
+			memo[k] = hits
+		}
+		for _, i := range hits {
+			out[i] = append(out[i], p)
+		}
+	}
+	return out
 }
 
 // until is when need of the lost pods' replacements count again; nil

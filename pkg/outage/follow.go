@@ -69,7 +69,9 @@ func (s *sim) waitsForFailed(p *corev1.Pod, ref *metav1.OwnerReference) bool {
 // follower is the controllers' and the scheduler's work after deletions.
 type follower struct {
 	s      *sim
+	ahead  <-chan viewBuilt // the first view, built beside the fates
 	view   *scheduling.View
+	alike  *scheduling.Alike // places in view
 	active map[types.UID]int
 	owned  map[ownedKey]int // activeCounts
 	choice bool             // an earlier replacement had several feasible nodes
@@ -81,7 +83,8 @@ type follower struct {
 	// (monotone) still fits nowhere; its FitError is then the first one's.
 	nowhere map[types.UID]memo
 	binds   int
-	made    []made // the replacements' pods (orderDoubts)
+	made    []made                 // the replacements' pods (orderDoubts)
+	bases   map[string]*corev1.Pod // newPod's, per template key
 }
 
 type memo struct {
@@ -89,8 +92,9 @@ type memo struct {
 	binds int
 }
 
-// follow creates the replacements, in deletion order, and places them.
-func (s *sim) follow() {
+// follow creates the replacements, in deletion order, and places them
+// in the view built ahead.
+func (s *sim) follow(ahead <-chan viewBuilt) {
 	order := slices.Clone(s.dels)
 	slices.SortStableFunc(order, func(a, b int) int {
 		x, y := s.res.Pods[a].Deleted, s.res.Pods[b].Deleted
@@ -99,7 +103,7 @@ func (s *sim) follow() {
 		}
 		return cmp.Or(cmp.Compare(x.Min, y.Min), cmp.Compare(x.Max, y.Max))
 	})
-	f := &follower{s: s, active: map[types.UID]int{}, nowhere: map[types.UID]memo{}}
+	f := &follower{s: s, ahead: ahead, active: map[types.UID]int{}, nowhere: map[types.UID]memo{}, bases: map[string]*corev1.Pod{}}
 	for _, i := range order {
 		pr, p := &s.res.Pods[i], s.podObjs[i]
 		if pr.Fate != FateDeleted || disruption.Finished(p) {
@@ -151,10 +155,14 @@ func (f *follower) replace(pr *PodResult, p *corev1.Pod, ref *metav1.OwnerRefere
 		r.Reason = "created after the Job controller's back-off (10 s for a first failure)"
 		pr.Reason = "replaced by " + pr.Owner + " after its back-off (a deleted pod counts as failed)"
 	}
-	pod := newPod(p, tmpl, len(s.res.Replacements)+1)
-	f.place(&r, pod, ref.UID)
+	key := string(ref.UID)
+	if !ok {
+		key += "/" + string(p.UID) // the old pod's own spec: alike to no other
+	}
+	pod := f.newPod(p, tmpl, key, len(s.res.Replacements)+1)
+	f.place(&r, pod, ref.UID, key)
 	s.res.Replacements = append(s.res.Replacements, r)
-	f.made = append(f.made, made{pod: pod, owner: ref.UID})
+	f.made = append(f.made, made{pod: pod, owner: ref.UID, key: key})
 }
 
 // wantsMore: a ReplicaSet or ReplicationController counts its active pods
@@ -198,9 +206,17 @@ func (f *follower) activeCounts() map[ownedKey]int {
 	return f.owned
 }
 
-// newPod is the replacement as its controller creates it, Pending.
-func newPod(old *corev1.Pod, tmpl corev1.PodTemplateSpec, n int) *corev1.Pod {
-	pod := &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
+// newPod is the replacement as its controller creates it, Pending: a
+// shallow copy of the template's pod, deep-copied once per key (nothing
+// changes a pod's nested fields; a zone's 50,000 replacements).
+func (f *follower) newPod(old *corev1.Pod, tmpl corev1.PodTemplateSpec, key string, n int) *corev1.Pod {
+	base := f.bases[key]
+	if base == nil {
+		base = &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
+		f.bases[key] = base
+	}
+	cp := *base
+	pod := &cp
 	pod.Namespace, pod.OwnerReferences = old.Namespace, old.OwnerReferences
 	pod.Spec.NodeName, pod.Spec.Priority, pod.Spec.PreemptionPolicy = "", old.Spec.Priority, old.Spec.PreemptionPolicy
 	pod.Name, pod.UID = fmt.Sprintf("%s (replacement %d)", old.Name, n), ""
@@ -210,22 +226,23 @@ func newPod(old *corev1.Pod, tmpl corev1.PodTemplateSpec, n int) *corev1.Pod {
 
 // place runs the scheduler's filters for pod over the nodes as they are
 // then (failed ones tainted) and binds it to the likeliest feasible node.
-func (f *follower) place(r *Replacement, pod *corev1.Pod, owner types.UID) {
+// Pods of one key are alike (scheduling.Alike).
+func (f *follower) place(r *Replacement, pod *corev1.Pod, owner types.UID, key string) {
 	if m, ok := f.nowhere[owner]; ok && owner != "" && (m.binds == f.binds || monotone(pod)) {
 		r.Reason = appendReason(m.pl.FitError, r.Reason)
 		f.unplaced(r, m.pl)
 		return
 	}
 	if f.view == nil {
-		v, err := scheduling.NewView(f.s.schedNodes(), f.s.in.Pods, f.s.in.Namespaces, f.s.in.Scheduler)
+		v, err := f.newView()
 		if err != nil {
 			r.Certain, r.Reason = false, err.Error()
 			f.s.doubt(fmt.Sprintf("the replacement of %s: %v", r.For, err))
 			return
 		}
-		f.view = v
+		f.view, f.alike = v, scheduling.NewAlike(v)
 	}
-	pl, err := f.view.PlaceTemplate(pod, string(owner))
+	pl, node, err := f.alike.Place(pod, key)
 	if err != nil {
 		r.Certain, r.Reason = false, err.Error()
 		f.s.doubt(fmt.Sprintf("the replacement of %s: %v", r.For, err))
@@ -246,12 +263,40 @@ func (f *follower) place(r *Replacement, pod *corev1.Pod, owner types.UID) {
 	if len(pl.Feasible) > 1 {
 		r.Certain, f.choice = false, true
 	}
-	r.Node = pl.Likeliest()
+	r.Node = node
 	pod.Spec.NodeName = r.Node
 	pod.Status.Phase = corev1.PodRunning
 	if err := f.view.Add(pod); err != nil {
 		f.view = nil // rebuilt at the next placement, which then meets the error
 	}
+}
+
+// viewBuilt is a view built, or why not.
+type viewBuilt struct {
+	v   *scheduling.View
+	err error
+}
+
+// viewAhead builds the scheduler's view in a goroutine of its own, beside
+// the taint eviction controller's pass: it reads only the input.
+func (s *sim) viewAhead() <-chan viewBuilt {
+	out := make(chan viewBuilt, 1)
+	go func() {
+		v, err := scheduling.NewView(s.schedNodes(), s.in.Pods, s.in.Namespaces, s.in.Scheduler)
+		out <- viewBuilt{v, err}
+	}()
+	return out
+}
+
+// newView is the view built ahead the first time, a new one after (one
+// that met an error is built again).
+func (f *follower) newView() (*scheduling.View, error) {
+	if f.ahead != nil {
+		b := <-f.ahead
+		f.ahead = nil
+		return b.v, b.err
+	}
+	return scheduling.NewView(f.s.schedNodes(), f.s.in.Pods, f.s.in.Namespaces, f.s.in.Scheduler)
 }
 
 // contested: the FitError names a reason other pods' placement changes

@@ -8,11 +8,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// made is one replacement's pod as placed (bound when Node is set) and
-// its owner's key, parallel to Result.Replacements.
+// made is one replacement's pod as placed (bound when Node is set), its
+// owner's key and its template's (scheduling.Alike), parallel to
+// Result.Replacements.
 type made struct {
 	pod   *corev1.Pod
 	owner types.UID
+	key   string
 }
 
 // orderDoubts: replacements whose creation windows overlap may be created
@@ -65,12 +67,14 @@ func (f *follower) runDoubts(run []int) {
 	reps := f.s.res.Replacements
 	reach := map[types.UID][]string{} // per owner, on the view before the run
 	sets := map[types.UID]map[string]bool{}
+	first := map[types.UID]made{} // the replacement reach was found for
 	for _, k := range run {
 		m := f.made[k]
 		if _, ok := reach[m.owner]; ok {
 			continue
 		}
-		pl, err := f.view.PlaceTemplate(unbound(m.pod), string(m.owner))
+		first[m.owner] = m
+		pl, _, err := f.alike.Place(unbound(m.pod), m.key)
 		if err != nil {
 			return // the placement met the error already, said so
 		}
@@ -85,7 +89,11 @@ func (f *follower) runDoubts(run []int) {
 	room := map[string]bool{} // node|owner|n: still fits with every rival there
 	for _, k := range run {
 		r, m := &reps[k], f.made[k]
-		r.Candidates = anyOrder(reach[m.owner], r.Candidates, sets[m.owner])
+		if within(m, first[m.owner]) {
+			r.Candidates = slices.Clip(reach[m.owner])
+		} else {
+			r.Candidates = anyOrder(reach[m.owner], r.Candidates, sets[m.owner])
+		}
 		switch {
 		case !r.Certain:
 		case r.Node == "" && f.tookRoom(run, m.owner, sets):
@@ -142,7 +150,7 @@ func (f *follower) roomLeft(run []int, k int, reach map[types.UID]map[string]boo
 			added = append(added, p)
 		}
 	}
-	pl, err := f.view.PlaceTemplate(unbound(f.made[k].pod), string(self))
+	pl, _, err := f.alike.Place(unbound(f.made[k].pod), f.made[k].key)
 	ok := err == nil && slices.Contains(pl.Feasible, node)
 	for _, p := range added {
 		f.view.Remove(p)
@@ -171,6 +179,16 @@ func anyOrder(reach, found []string, in map[string]bool) []string {
 		return slices.Clip(reach)
 	}
 	return append(slices.Clone(reach), extra...)
+}
+
+// within: the nodes pod's placement found are among those found for
+// first on the view before the run, without looking (thousands of nodes
+// for each of a zone's replacements). The run only added pods, and m,
+// alike first (the same template and priority), is monotone: added pods
+// only make its filters fail more.
+func within(m, first made) bool {
+	p, q := m.pod.Spec.Priority, first.pod.Spec.Priority
+	return monotone(m.pod) && m.key == first.key && (p == q || p != nil && q != nil && *p == *q)
 }
 
 // unbound is a pending copy of a placed replacement.

@@ -44,9 +44,11 @@ func Predict(in Input) (*Result, error) {
 		s.failed[name] = true
 	}
 	s.markNodes()
+	view := s.viewAhead()
 	s.podFates()
-	s.follow()
-	s.availability()
+	states := s.budgetStates()
+	s.follow(view)
+	s.availability(<-states)
 	s.finish()
 	return s.res, nil
 }

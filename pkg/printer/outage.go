@@ -3,19 +3,21 @@ package printer
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
 	"github.com/scale-preview/scale-preview/pkg/prediction"
 )
 
 // OutageTable prints an outage as a timeline: the assumed settings, the
 // zones' states, when each node is tainted, each pod's fate, the
-// replacements and the workloads that fall short. Alike rows are grouped
-// so that a whole zone stays readable.
-func OutageTable(w io.Writer, p *prediction.Prediction, width int) error {
-	if width <= 0 {
-		width = StandardWidth
-	}
+// replacements and the workloads that fall short. Alike rows are grouped,
+// and rows alike but for their owner folded after a few unless wide, so
+// that a whole zone stays readable.
+func OutageTable(w io.Writer, p *prediction.Prediction, opt TableOptions) error {
+	width := opt.width()
 	pw := &paragraphs{w: w, width: width}
 	o := p.Outage
 	pw.field("Outage:", fmt.Sprintf("%s: %d node(s) fail at T=0 (%s)", p.Target.Name, len(o.Nodes), conditionWords(o.Condition)))
@@ -30,11 +32,11 @@ func OutageTable(w io.Writer, p *prediction.Prediction, width int) error {
 	pw.field("Result:", result)
 	outageZones(pw, o.Zones, width)
 	outageNodes(pw, o.Nodes, width)
-	outagePods(pw, o.Pods, width)
-	outageReplacements(pw, o.Replacements, width)
-	outageWorkloads(pw, o, width)
+	outagePods(pw, o.Pods, opt)
+	outageReplacements(pw, o.Replacements, opt)
+	outageWorkloads(pw, o, opt)
 	if len(p.Warnings) > 0 {
-		list(pw, "Uncertain / warnings:", p.Warnings)
+		list(pw, "Uncertain / warnings:", mergeWarnings(p.Warnings, o, opt))
 	}
 	return pw.err
 }
@@ -71,10 +73,25 @@ func window(w []float64) string {
 func outageZones(pw *paragraphs, zones []prediction.OutageZone, width int) {
 	pw.blank()
 	pw.para("ZONES (the node lifecycle controller's state once every failed node is marked):", "  ")
+	t, under := zoneGrid(zones, true), false
+	if t.widthBefore(len(t.header), twwidth.Width)-2 > width {
+		t, under = zoneGrid(zones, false), true // the states passed through go under the table
+	}
+	printGrid(pw, t, width)
+	for _, z := range zones {
+		if under && len(z.Passes) > 1 {
+			pw.para(fmt.Sprintf("  %s went through %s first", zoneLabel(z.Zone), strings.Join(z.Passes[:len(z.Passes)-1], ", ")), "    ")
+		}
+	}
+}
+
+// zoneGrid is the zones' table, each state with those it passed through
+// (via) or without.
+func zoneGrid(zones []prediction.OutageZone, via bool) grid {
 	t := grid{header: []string{"  ZONE", "NODES", "NOT READY", "STATE", "TAINTS"}}
 	for _, z := range zones {
 		state := z.State
-		if len(z.Passes) > 1 {
+		if len(z.Passes) > 1 && via {
 			state += " (via " + strings.Join(z.Passes[:len(z.Passes)-1], ", ") + ")"
 		}
 		rate := fmt.Sprintf("%g node/s", z.Rate)
@@ -86,7 +103,7 @@ func outageZones(pw *paragraphs, zones []prediction.OutageZone, width int) {
 		}
 		t.rows = append(t.rows, []string{"  " + zoneLabel(z.Zone), fmt.Sprint(z.Nodes), fmt.Sprint(z.NotReady), state, rate})
 	}
-	printGrid(pw, t, width)
+	return t
 }
 
 func zoneLabel(z string) string {
@@ -167,7 +184,7 @@ func outageNodes(pw *paragraphs, nodes []prediction.OutageNode, width int) {
 	printGrid(pw, t, width)
 }
 
-func outagePods(pw *paragraphs, pods []prediction.OutagePod, width int) {
+func outagePods(pw *paragraphs, pods []prediction.OutagePod, opt TableOptions) {
 	if len(pods) == 0 {
 		return
 	}
@@ -180,15 +197,17 @@ func outagePods(pw *paragraphs, pods []prediction.OutagePod, width int) {
 		key := strings.Join([]string{p.Owner, fate, why}, "\x00")
 		g.add(key, p.Pod, p.Node, []string{fate, why})
 	}
-	t := grid{header: []string{"  POD", "NODE", "FATE", "WHY"}}
+	var rows []alikeRow
 	for _, x := range g.order {
-		what := "pods"
-		if owner := x.key[:strings.IndexByte(x.key, 0)]; owner != "" {
-			what = "of " + owner
+		what, shape := "pods", ""
+		owner := x.key[:strings.IndexByte(x.key, 0)]
+		if owner != "" {
+			what, shape = "of "+owner, shapeOf(owner, x.cells...)
 		}
-		t.rows = append(t.rows, []string{"  " + x.label(what), x.nodeCell(), x.cells[0], x.cells[1]})
+		rows = append(rows, alikeRow{cells: []string{"  " + x.label(what), x.nodeCell(), x.cells[0], x.cells[1]}, shape: shape, name: owner, pods: x.n,
+			gist: x.cells[0]})
 	}
-	printGrid(pw, t, width)
+	printFolded(pw, []string{"  POD", "NODE", "FATE", "WHY"}, rows, "pod", opt)
 }
 
 func podFate(p prediction.OutagePod) string {
@@ -207,7 +226,7 @@ func podFate(p prediction.OutagePod) string {
 	return s
 }
 
-func outageReplacements(pw *paragraphs, rs []prediction.OutageReplacement, width int) {
+func outageReplacements(pw *paragraphs, rs []prediction.OutageReplacement, opt TableOptions) {
 	if len(rs) == 0 {
 		return
 	}
@@ -225,11 +244,19 @@ func outageReplacements(pw *paragraphs, rs []prediction.OutageReplacement, width
 		at := window(r.AtSeconds)
 		g.add(strings.Join([]string{r.Owner, node, at, why}, "\x00"), r.For, "", []string{r.Owner, node, at, orDash(why)})
 	}
-	t := grid{header: []string{"  FOR", "OWNER", "NODE", "CREATED", "WHY"}}
+	var rows []alikeRow
 	for _, x := range g.order {
-		t.rows = append(t.rows, append([]string{"  " + x.label("pods")}, x.cells...))
+		owner, shape := x.cells[0], ""
+		if owner != "" {
+			shape = shapeOf(owner, x.cells[1:]...)
+		}
+		gist := "on " + x.cells[1]
+		if x.cells[1] == "-" {
+			gist = "fitting nowhere"
+		}
+		rows = append(rows, alikeRow{cells: append([]string{"  " + x.label("pods")}, x.cells...), shape: shape, name: owner, pods: x.n, gist: gist})
 	}
-	printGrid(pw, t, width)
+	printFolded(pw, []string{"  FOR", "OWNER", "NODE", "CREATED", "WHY"}, rows, "replacement", opt)
 }
 
 func appendWhy(a, b string) string {
@@ -239,21 +266,42 @@ func appendWhy(a, b string) string {
 	return a + "; " + b
 }
 
-func outageWorkloads(pw *paragraphs, o *prediction.Outage, width int) {
+func outageWorkloads(pw *paragraphs, o *prediction.Outage, opt TableOptions) {
 	if len(o.Workloads) == 0 {
 		return
 	}
 	pw.blank()
 	pw.para("WORKLOADS (pods on a failed node are unavailable from T=0; a placed replacement counts from its creation):", "  ")
-	t := grid{header: []string{"  WORKLOAD", "PODS", "AVAILABLE MIN", "BUDGETS"}}
+	var rows []alikeRow
 	for _, w := range o.Workloads {
 		avail := fmt.Sprint(w.AvailableMin)
 		if w.ReachesZero {
 			avail = "0 !!!"
 		}
-		t.rows = append(t.rows, []string{"  " + w.Kind + " " + w.Name, fmt.Sprint(w.Replicas), avail, budgetCell(w)})
+		name := w.Kind + " " + w.Name
+		shape, gist := workloadShape(w)
+		rows = append(rows, alikeRow{cells: []string{"  " + name, fmt.Sprint(w.Replicas), avail, budgetCell(w)}, shape: shape, name: name,
+			pods: w.Replicas, gist: gist})
 	}
-	printGrid(pw, t, width)
+	printFolded(pw, []string{"  WORKLOAD", "PODS", "AVAILABLE MIN", "BUDGETS"}, rows, "pod", opt)
+}
+
+// workloadShape is what a workload's row says but its name, counts and
+// budgets' names: whether it reaches 0 and its budgets' state, which the
+// gist words.
+func workloadShape(w prediction.OutageWorkload) (shape, gist string) {
+	w.Name, w.Budgets = "", slices.Repeat([]string{""}, len(w.Budgets))
+	budgets := strings.TrimSpace(budgetCell(w))
+	switch {
+	case len(w.Budgets) == 0:
+		gist = "no budget"
+	default:
+		gist = "budgets " + budgets
+	}
+	if w.ReachesZero {
+		gist = "0 available, " + gist
+	}
+	return fmt.Sprintf("%s|%t|%s", w.Kind, w.ReachesZero, budgets), gist
 }
 
 func budgetCell(w prediction.OutageWorkload) string {

@@ -192,7 +192,7 @@ func (p *PodInfo) StartTime() (time.Time, bool) {
 func newPodInfo(pod *corev1.Pod, r rules.SchedulerRules, useStatus bool, scratch corev1.ResourceList) (*PodInfo, error) {
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{
 		Reuse:                 scratch,
-		UseStatusResources:    useStatus && r.UseStatusResources,
+		UseStatusResources:    useStatus && r.UseStatusResources && statusResources(pod),
 		SkipPodLevelResources: !r.PodLevelResources,
 	})
 	anti, err := termsOf(pod, requiredAntiAffinity(pod))
@@ -264,6 +264,25 @@ func hasRequest(pod *corev1.Pod, name corev1.ResourceName) bool {
 	return false
 }
 
+// statusResources: the pod's status holds resources (its containers'
+// allocated or actual ones, the pod's) or a resize found infeasible.
+// Without, PodRequests's status lists fall back to the spec, so reading the
+// status gives the spec's sum at a third of the work (150,000 pods).
+func statusResources(pod *corev1.Pod) bool {
+	st := pod.Status
+	if st.AllocatedResources != nil || st.Resources != nil || resourcehelper.IsPodResizeInfeasible(pod) {
+		return true
+	}
+	for _, list := range [][]corev1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
+		for _, cs := range list {
+			if cs.AllocatedResources != nil || cs.Resources != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // NodeState is a NodeInfo: the node, its bound pods and what they use.
 type NodeState struct {
 	Node        *corev1.Node
@@ -280,6 +299,8 @@ type NodeState struct {
 	// node's pods (node name, unschedulable, taints, node affinity): all
 	// UnschedulableAndUnresolvable.
 	static string
+	// gen counts the changes of the node's pods (Alike's verdicts).
+	gen uint64
 }
 
 func newNodeState(n *corev1.Node) *NodeState {
@@ -291,6 +312,7 @@ func newNodeState(n *corev1.Node) *NodeState {
 }
 
 func (n *NodeState) addUsage(p *PodInfo, sign int) {
+	n.gen++
 	n.requested.add(p.req, int64(sign))
 	n.non0.milliCPU += int64(sign) * p.non0.milliCPU
 	n.non0.memory += int64(sign) * p.non0.memory
