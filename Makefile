@@ -52,8 +52,10 @@ test:
 compile-root:
 	$(GO) list -deps -test -export ./... > /dev/null
 
+# Only the modules make test's packages import (go list loads them): `go
+# mod download` would also fetch and unpack the e2e suite's.
 test-module-download:
-	cd test && $(GO) mod download
+	cd test && $(GO) list -deps -test ./conformance/ $(INPROCESS_PKGS) > /dev/null
 
 compile-test-module: compile-root test-module-download
 	cd test && $(GO) list -deps -test -export ./conformance/ $(INPROCESS_PKGS) > /dev/null
