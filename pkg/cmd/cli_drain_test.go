@@ -49,26 +49,15 @@ func overAllowedPDB(pdb map[string]any) {
 }
 
 // drainMatrix are the drain's bad inputs (TestBadInputMatrix runs them).
-func drainMatrix() []struct {
-	name  string
-	args  func(*testing.T) []string
-	code  int
-	words []string
-} {
-	static := func(args ...string) func(*testing.T) []string { return func(*testing.T) []string { return args } }
-	return []struct {
-		name  string
-		args  func(*testing.T) []string
-		code  int
-		words []string
-	}{
-		{"drain: node not in the files", static("drain", "node-9", "-f", drainFile), ExitNotFound, []string{`"node-9"`, "not in the files"}},
-		{"drain: no node and no selector", static("drain", "-f", drainFile), ExitUsage, []string{"--selector"}},
-		{"drain: node names with --selector", static("drain", "node-1", "-l", "pool=blue", "-f", drainFile), ExitUsage, []string{"cannot specify both"}},
-		{"drain: bad --pod-selector", static("drain", "node-1", "--pod-selector", "a=(", "-f", drainFile), ExitUsage, []string{"--pod-selector"}},
-		{"drain: bad --selector", static("drain", "-l", "a=(", "-f", drainFile), ExitUsage, []string{"--selector"}},
-		{"drain: unknown gate", static("drain", "node-1", "-f", drainFile, "--feature-gates", "PodDeletionCost=true"), ExitUsage, []string{"PodDeletionCost"}},
-		{"drain: not a node name", static("drain", "deploy/web", "-f", drainFile), ExitUsage, []string{"not a node name"}},
+func drainMatrix() []modeBadInput {
+	return []modeBadInput{
+		{"drain: node not in the files", staticArgs("drain", "node-9", "-f", drainFile), ExitNotFound, []string{`"node-9"`, "not in the files"}},
+		{"drain: no node and no selector", staticArgs("drain", "-f", drainFile), ExitUsage, []string{"--selector"}},
+		{"drain: node names with --selector", staticArgs("drain", "node-1", "-l", "pool=blue", "-f", drainFile), ExitUsage, []string{"cannot specify both"}},
+		{"drain: bad --pod-selector", staticArgs("drain", "node-1", "--pod-selector", "a=(", "-f", drainFile), ExitUsage, []string{"--pod-selector"}},
+		{"drain: bad --selector", staticArgs("drain", "-l", "a=(", "-f", drainFile), ExitUsage, []string{"--selector"}},
+		{"drain: unknown gate", staticArgs("drain", "node-1", "-f", drainFile, "--feature-gates", "PodDeletionCost=true"), ExitUsage, []string{"PodDeletionCost"}},
+		{"drain: not a node name", staticArgs("drain", "deploy/web", "-f", drainFile), ExitUsage, []string{"not a node name"}},
 		{"drain: files without nodes", drainVariant(dropKind("Node"), "node-1"), ExitBadFile, []string{"no Node"}},
 		{"drain: PDB with an invalid selector", drainVariant(editKind("PodDisruptionBudget", badPDBSelector), "node-1"), ExitBadFile, []string{"invalid selector"}},
 		{"drain: pods whose owners are missing", drainVariant(dropKind("ReplicaSet"), "node-1", "--ignore-daemonsets", "--fail-if-uncertain"), ExitUncertain, []string{"--fail-if-uncertain"}},

@@ -54,3 +54,17 @@ func exampleVariant(file string, head []string, now string, edit func(items []ma
 		return exampleArgs(fileVariant(t, file, edit), head, now, args...)
 	}
 }
+
+// modeBadInput is one bad input of a mode's own matrix (drainMatrix,
+// rolloutMatrix, ...); TestBadInputMatrix runs them with its own.
+type modeBadInput struct {
+	name  string
+	args  func(*testing.T) []string
+	code  int
+	words []string
+}
+
+// staticArgs: arguments that need no file written first.
+func staticArgs(args ...string) func(*testing.T) []string {
+	return func(*testing.T) []string { return args }
+}

@@ -34,29 +34,18 @@ func dropZoneLabels(node map[string]any) {
 }
 
 // outageMatrix are the outage's bad inputs (TestBadInputMatrix runs them).
-func outageMatrix() []struct {
-	name  string
-	args  func(*testing.T) []string
-	code  int
-	words []string
-} {
-	static := func(args ...string) func(*testing.T) []string { return func(*testing.T) []string { return args } }
-	return []struct {
-		name  string
-		args  func(*testing.T) []string
-		code  int
-		words []string
-	}{
-		{"outage: node not in the files", static("outage", "node-9", "-f", outageFile), ExitNotFound, []string{`"node-9"`, "not in the files"}},
-		{"outage: zone without nodes", static("outage", "--zone", "zone-x", "-f", outageFile), ExitNotFound, []string{"topology.kubernetes.io/zone=zone-x"}},
-		{"outage: no node, selector or zone", static("outage", "-f", outageFile), ExitUsage, []string{"--selector or --zone"}},
-		{"outage: nodes and a zone", static("outage", "node-a1", "--zone", "zone-a", "-f", outageFile), ExitUsage, []string{"not more than one"}},
-		{"outage: malformed duration", static("outage", "node-a1", "--node-monitor-grace-period", "fifty", "-f", outageFile), ExitUsage, []string{"node-monitor-grace-period", "outage --help"}},
-		{"outage: malformed rate", static("outage", "node-a1", "--node-eviction-rate", "fast", "-f", outageFile), ExitUsage, []string{"node-eviction-rate"}},
-		{"outage: negative rate", static("outage", "node-a1", "--node-eviction-rate", "-1", "-f", outageFile), ExitUsage, []string{"--node-eviction-rate is out of range"}},
-		{"outage: threshold above 1", static("outage", "node-a1", "--unhealthy-zone-threshold", "1.5", "-f", outageFile), ExitUsage, []string{"--unhealthy-zone-threshold"}},
-		{"outage: zero grace period", static("outage", "node-a1", "--node-monitor-grace-period", "0s", "-f", outageFile), ExitUsage, []string{"--node-monitor-grace-period"}},
-		{"outage: bad condition", static("outage", "node-a1", "--condition", "down", "-f", outageFile), ExitUsage, []string{"unreachable or not-ready"}},
+func outageMatrix() []modeBadInput {
+	return []modeBadInput{
+		{"outage: node not in the files", staticArgs("outage", "node-9", "-f", outageFile), ExitNotFound, []string{`"node-9"`, "not in the files"}},
+		{"outage: zone without nodes", staticArgs("outage", "--zone", "zone-x", "-f", outageFile), ExitNotFound, []string{"topology.kubernetes.io/zone=zone-x"}},
+		{"outage: no node, selector or zone", staticArgs("outage", "-f", outageFile), ExitUsage, []string{"--selector or --zone"}},
+		{"outage: nodes and a zone", staticArgs("outage", "node-a1", "--zone", "zone-a", "-f", outageFile), ExitUsage, []string{"not more than one"}},
+		{"outage: malformed duration", staticArgs("outage", "node-a1", "--node-monitor-grace-period", "fifty", "-f", outageFile), ExitUsage, []string{"node-monitor-grace-period", "outage --help"}},
+		{"outage: malformed rate", staticArgs("outage", "node-a1", "--node-eviction-rate", "fast", "-f", outageFile), ExitUsage, []string{"node-eviction-rate"}},
+		{"outage: negative rate", staticArgs("outage", "node-a1", "--node-eviction-rate", "-1", "-f", outageFile), ExitUsage, []string{"--node-eviction-rate is out of range"}},
+		{"outage: threshold above 1", staticArgs("outage", "node-a1", "--unhealthy-zone-threshold", "1.5", "-f", outageFile), ExitUsage, []string{"--unhealthy-zone-threshold"}},
+		{"outage: zero grace period", staticArgs("outage", "node-a1", "--node-monitor-grace-period", "0s", "-f", outageFile), ExitUsage, []string{"--node-monitor-grace-period"}},
+		{"outage: bad condition", staticArgs("outage", "node-a1", "--condition", "down", "-f", outageFile), ExitUsage, []string{"unreachable or not-ready"}},
 		{"outage: files without nodes", outageVariant(dropKind("Node"), "node-a1"), ExitBadFile, []string{"no Node"}},
 		{"outage: pods whose owners are missing", outageVariant(dropKind("ReplicaSet"), "node-a1", "--fail-if-uncertain"), ExitUncertain, []string{"--fail-if-uncertain"}},
 		{"outage: PDB with an invalid selector", outageVariant(editKind("PodDisruptionBudget", badPDBSelector), "node-a1"), ExitBadFile, []string{"invalid selector"}},

@@ -29,28 +29,17 @@ func dsRollingUpdate(edit func(ru map[string]any)) func(map[string]any) {
 }
 
 // rolloutDSMatrix are the DaemonSet rollout's bad inputs.
-func rolloutDSMatrix() []struct {
-	name  string
-	args  func(*testing.T) []string
-	code  int
-	words []string
-} {
-	static := func(args ...string) func(*testing.T) []string { return func(*testing.T) []string { return args } }
+func rolloutDSMatrix() []modeBadInput {
 	// maxUnavailable 100% leaves no choice to map order: only the missing
 	// ControllerRevisions make the --image answer uncertain.
 	noRevisions := func(items []map[string]any) []map[string]any {
 		items = dropKind("ControllerRevision")(items)
 		return editKind("DaemonSet", dsRollingUpdate(func(ru map[string]any) { ru["maxUnavailable"] = "100%" }))(items)
 	}
-	return []struct {
-		name  string
-		args  func(*testing.T) []string
-		code  int
-		words []string
-	}{
-		{"rollout ds: --resume", static(rolloutDSArgs("--resume")...), ExitUsage, []string{"cannot be paused"}},
-		{"rollout ds: --image naming no container", static(rolloutDSArgs("--image", "nope=x")...), ExitUsage, []string{`"nope"`}},
-		{"rollout ds: not found", static("rollout", "ds/nope", "-n", "monitoring", "-f", rolloutDSFile), ExitNotFound, []string{`"nope"`}},
+	return []modeBadInput{
+		{"rollout ds: --resume", staticArgs(rolloutDSArgs("--resume")...), ExitUsage, []string{"cannot be paused"}},
+		{"rollout ds: --image naming no container", staticArgs(rolloutDSArgs("--image", "nope=x")...), ExitUsage, []string{`"nope"`}},
+		{"rollout ds: not found", staticArgs("rollout", "ds/nope", "-n", "monitoring", "-f", rolloutDSFile), ExitNotFound, []string{`"nope"`}},
 		{"rollout ds: unknown updateStrategy", dsVariant(editKind("DaemonSet", func(d map[string]any) {
 			d["spec"].(map[string]any)["updateStrategy"].(map[string]any)["type"] = "Surge"
 		})), ExitUnsupported, []string{"Surge"}},

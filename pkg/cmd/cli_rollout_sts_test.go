@@ -29,22 +29,11 @@ func stsStrategy(edit func(us map[string]any)) func(map[string]any) {
 }
 
 // rolloutSTSMatrix are the StatefulSet rollout's bad inputs.
-func rolloutSTSMatrix() []struct {
-	name  string
-	args  func(*testing.T) []string
-	code  int
-	words []string
-} {
-	static := func(args ...string) func(*testing.T) []string { return func(*testing.T) []string { return args } }
-	return []struct {
-		name  string
-		args  func(*testing.T) []string
-		code  int
-		words []string
-	}{
-		{"rollout sts: --resume", static(rolloutSTSArgs("--resume")...), ExitUsage, []string{"cannot be paused"}},
-		{"rollout sts: --image naming no container", static(rolloutSTSArgs("--image", "nope=x")...), ExitUsage, []string{`"nope"`}},
-		{"rollout sts: not found", static("rollout", "sts/nope", "-n", "shop", "-f", rolloutSTSFile), ExitNotFound, []string{`"nope"`}},
+func rolloutSTSMatrix() []modeBadInput {
+	return []modeBadInput{
+		{"rollout sts: --resume", staticArgs(rolloutSTSArgs("--resume")...), ExitUsage, []string{"cannot be paused"}},
+		{"rollout sts: --image naming no container", staticArgs(rolloutSTSArgs("--image", "nope=x")...), ExitUsage, []string{`"nope"`}},
+		{"rollout sts: not found", staticArgs("rollout", "sts/nope", "-n", "shop", "-f", rolloutSTSFile), ExitNotFound, []string{`"nope"`}},
 		{"rollout sts: Recreate strategy", stsVariant(editKind("StatefulSet", stsStrategy(func(us map[string]any) { us["type"] = "Recreate" }))), ExitUnsupported, []string{"Recreate"}},
 		{"rollout sts: negative maxUnavailable", stsVariant(editKind("StatefulSet", stsStrategy(func(us map[string]any) {
 			us["rollingUpdate"].(map[string]any)["maxUnavailable"] = -1

@@ -31,29 +31,18 @@ func negativeSurge(d map[string]any) {
 }
 
 // rolloutMatrix are the rollout's bad inputs (TestBadInputMatrix runs them).
-func rolloutMatrix() []struct {
-	name  string
-	args  func(*testing.T) []string
-	code  int
-	words []string
-} {
-	static := func(args ...string) func(*testing.T) []string { return func(*testing.T) []string { return args } }
-	return []struct {
-		name  string
-		args  func(*testing.T) []string
-		code  int
-		words []string
-	}{
-		{"rollout: a Job", static("rollout", "job/x", "-f", rolloutFile), ExitUnsupported, []string{"has no rollout"}},
-		{"rollout: a bare ReplicaSet", static("rollout", "rs/api-6b8f", "-f", rolloutFile), ExitUnsupported, []string{"has no rollout"}},
-		{"rollout: --image naming no container", static(rolloutArgs("--image", "nope=x")...), ExitUsage, []string{`"nope"`}},
-		{"rollout: --image without =", static(rolloutArgs("--image", "x")...), ExitUsage, []string{"CONTAINER=IMAGE"}},
-		{"rollout: --resume on a running Deployment", static(rolloutArgs("--resume")...), ExitUsage, []string{"not paused"}},
+func rolloutMatrix() []modeBadInput {
+	return []modeBadInput{
+		{"rollout: a Job", staticArgs("rollout", "job/x", "-f", rolloutFile), ExitUnsupported, []string{"has no rollout"}},
+		{"rollout: a bare ReplicaSet", staticArgs("rollout", "rs/api-6b8f", "-f", rolloutFile), ExitUnsupported, []string{"has no rollout"}},
+		{"rollout: --image naming no container", staticArgs(rolloutArgs("--image", "nope=x")...), ExitUsage, []string{`"nope"`}},
+		{"rollout: --image without =", staticArgs(rolloutArgs("--image", "x")...), ExitUsage, []string{"CONTAINER=IMAGE"}},
+		{"rollout: --resume on a running Deployment", staticArgs(rolloutArgs("--resume")...), ExitUsage, []string{"not paused"}},
 		{"rollout: ReplicaSets missing", rolloutVariant(dropKind("ReplicaSet")), ExitBadFile, []string{"ReplicaSet"}},
 		{"rollout: negative maxSurge", rolloutVariant(editKind("Deployment", negativeSurge)), ExitBadFile, []string{"maxSurge"}},
 		{"rollout: no nodes", rolloutVariant(dropKind("Node")), ExitBadFile, []string{"no Node"}},
 		{"rollout: a quota without status", rolloutVariant(addQuota(false), "--fail-if-uncertain"), ExitUncertain, []string{"--fail-if-uncertain"}},
-		{"rollout: not found", static("rollout", "deploy/nope", "-n", "shop", "-f", rolloutFile), ExitNotFound, []string{`"nope"`}},
+		{"rollout: not found", staticArgs("rollout", "deploy/nope", "-n", "shop", "-f", rolloutFile), ExitNotFound, []string{`"nope"`}},
 	}
 }
 

@@ -323,20 +323,10 @@ func TestBadInputMatrix(t *testing.T) {
 		{name: "scale-up to the int32 maximum", args: static(off(example, "--replicas=2147483647")...), code: ExitOK, process: true, other: true},
 		{name: "ReplicaSet scale-up to the int32 maximum", args: static("-f", example, "rs/web-7d9f8c6b5", "-n", "shop", "--replicas=2147483647"), code: ExitOK, process: true},
 	}
-	for _, d := range drainMatrix() {
-		cases = append(cases, tc{name: d.name, args: d.args, code: d.code, words: d.words})
-	}
-	for _, d := range outageMatrix() {
-		cases = append(cases, tc{name: d.name, args: d.args, code: d.code, words: d.words})
-	}
-	for _, d := range rolloutMatrix() {
-		cases = append(cases, tc{name: d.name, args: d.args, code: d.code, words: d.words})
-	}
-	for _, d := range rolloutSTSMatrix() {
-		cases = append(cases, tc{name: d.name, args: d.args, code: d.code, words: d.words})
-	}
-	for _, d := range rolloutDSMatrix() {
-		cases = append(cases, tc{name: d.name, args: d.args, code: d.code, words: d.words})
+	for _, m := range [][]modeBadInput{drainMatrix(), outageMatrix(), rolloutMatrix(), rolloutSTSMatrix(), rolloutDSMatrix()} {
+		for _, d := range m {
+			cases = append(cases, tc{name: d.name, args: d.args, code: d.code, words: d.words})
+		}
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
