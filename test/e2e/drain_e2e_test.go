@@ -39,15 +39,19 @@ func TestDrainE2E(t *testing.T) {
 }
 
 // drainPicked are the scenario numbers this run drains.
-func drainPicked() []int {
-	if only := envInt("E2E_DRAIN_ONLY", -1); only >= 0 {
+func drainPicked() []int { return scenariosPicked("E2E_DRAIN", "0,2,7,19", 24) }
+
+// scenariosPicked: ENV_ONLY=i; else with -short (and ENV unset) the list
+// in ENV_SHORT, or short; else the first ENV scenarios (n by default).
+func scenariosPicked(env, short string, n int) []int {
+	if only := envInt(env+"_ONLY", -1); only >= 0 {
 		return []int{only}
 	}
 	var picked []int
-	if testing.Short() && os.Getenv("E2E_DRAIN") == "" {
-		list := os.Getenv("E2E_DRAIN_SHORT")
+	if testing.Short() && os.Getenv(env) == "" {
+		list := os.Getenv(env + "_SHORT")
 		if list == "" {
-			list = "0,2,7,19"
+			list = short
 		}
 		for _, f := range strings.Split(list, ",") {
 			if i, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
@@ -56,7 +60,7 @@ func drainPicked() []int {
 		}
 		return picked
 	}
-	for i := range envInt("E2E_DRAIN", 24) {
+	for i := range envInt(env, n) {
 		picked = append(picked, i)
 	}
 	return picked

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -51,28 +50,7 @@ func TestRolloutUpdateE2E(t *testing.T) {
 
 // updatePicked: E2E_ROLLOUT_UPDATE_ONLY=i, else with -short the list in
 // E2E_ROLLOUT_UPDATE_SHORT, else the first E2E_ROLLOUT_UPDATE.
-func updatePicked() []int {
-	if only := envInt("E2E_ROLLOUT_UPDATE_ONLY", -1); only >= 0 {
-		return []int{only}
-	}
-	var picked []int
-	if testing.Short() && os.Getenv("E2E_ROLLOUT_UPDATE") == "" {
-		list := os.Getenv("E2E_ROLLOUT_UPDATE_SHORT")
-		if list == "" {
-			list = "0,1,4,6,7,8"
-		}
-		for _, f := range strings.Split(list, ",") {
-			if i, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
-				picked = append(picked, i)
-			}
-		}
-		return picked
-	}
-	for i := range envInt("E2E_ROLLOUT_UPDATE", 27) {
-		picked = append(picked, i)
-	}
-	return picked
-}
+func updatePicked() []int { return scenariosPicked("E2E_ROLLOUT_UPDATE", "0,1,4,6,7,8", 27) }
 
 // updateQuiet is how long nothing may happen before the rollout counts as
 // stalled: past the Ready delays and minReadySeconds, and for a quota,
