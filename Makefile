@@ -1,10 +1,13 @@
 # scale-preview Makefile. Three suites (docs/testing.md has what each runs
 # and how long it takes):
-#   make test        contributors' loop: lint, unit/CLI tests, conformance
+#   make test        contributors' loop: gofmt, unit/CLI tests, conformance
 #                    against the real 1.37 comparator and the recorded
-#                    1.21/1.25/1.29/1.33 answers. No control plane, no goreleaser.
-#   make check       CI (.ci/run): test + the e2e suite on a real control
-#                    plane (short sample) + packaging of this platform's archive.
+#                    1.21/1.25/1.29/1.33 answers, the in-process oracles'
+#                    short samples. No control plane, no goreleaser, no
+#                    golangci-lint (make lint; make check runs it).
+#   make check       CI (.ci/run): test + lint + the e2e suite on a real
+#                    control plane (short sample) + packaging of this
+#                    platform's archive.
 #   make check-long  everything: full e2e, six-platform release snapshot,
 #                    regenerated oracles, long conformance, fuzzing.
 GO ?= go
@@ -37,18 +40,20 @@ export GOFLAGS := $(strip $(GOFLAGS) -vet=off $(if $(DEBUG_INFO),,-gcflags=all=-
 # make test as a graph, not in waves: each step starts once what it needs
 # is there, so both cores stay busy. First the root module compiles (every
 # package and test package, `go list -export`: compiled, not linked) while
-# golangci-lint builds and the test module's dependencies download. Then
-# the test module compiles (k8s.io/kubernetes and informers alone: the two
-# modules build the same versions, test/internal/modsync) beside the root
-# module's tests and lint; its suites and its lint follow. Two go commands
-# never compile the same package at once (each would do the work).
-# golangci-lint type-checks from the packages in the Go build cache. -k:
-# every suite and linter runs even when another fails, so one run shows all.
+# the test module's dependencies download. Then the test module compiles
+# (k8s.io/kubernetes and informers alone: the two modules build the same
+# versions, test/internal/modsync) beside the root module's tests; its
+# suites follow. Two go commands never compile the same package at once
+# (each would do the work). -k: every suite runs even when another fails,
+# so one run shows all. golangci-lint is not in make test: building it and
+# type-checking k8s.io/kubernetes for its analyzers' facts were 40% of a
+# cold run's CPU (docs/testing.md); make lint runs it, and so does make
+# check (CI).
 test:
-	@$(MAKE) --no-print-directory -k -j4 test-unit test-suites test-lint-root test-lint-module
+	@$(MAKE) --no-print-directory -k -j4 test-fmt test-unit test-suites
 
-.PHONY: compile-root compile-test-module test-module-download test-unit test-suites test-lint-root test-lint-module \
-	test-module lint-root lint-test-module
+.PHONY: compile-root compile-test-module test-module-download test-fmt test-unit test-suites \
+	test-module lint-root lint-test-module fmt-check
 compile-root:
 	$(GO) list -deps -test -export ./... > /dev/null
 
@@ -60,17 +65,13 @@ test-module-download:
 compile-test-module: compile-root test-module-download
 	cd test && $(GO) list -deps -test -export ./conformance/ $(INPROCESS_PKGS) > /dev/null
 
+test-fmt: fmt-check
+
 test-unit: compile-root
 	@$(MAKE) --no-print-directory unit
 
 test-suites: compile-test-module
 	@$(MAKE) --no-print-directory test-module
-
-test-lint-root: compile-root lint-tools
-	@$(MAKE) --no-print-directory lint-root
-
-test-lint-module: compile-test-module lint-tools
-	@$(MAKE) --no-print-directory lint-test-module
 
 # The test module's make-test suites in one go command, so that its
 # packages compile and run side by side: conformance-short and inprocess
@@ -79,7 +80,7 @@ test-module:
 	cd test && INPROCESS_SCENARIOS=$(INPROCESS_QUICK) $(GO) test -count=1 -v -short -parallel 4 -timeout 20m ./conformance/ $(INPROCESS_PKGS)
 	cd test && $(GO) test -count=1 -short -run '^$$' -bench . -benchtime 1x ./conformance/
 
-check: test unit-full inprocess-check e2e-check packaging-check
+check: test lint unit-full inprocess-check e2e-check packaging-check
 
 check-long: test e2e packaging-test oracles-check conformance-long inprocess-long fuzz-long
 
@@ -226,12 +227,15 @@ lint-tools: $(GOLANGCI_LINT_STAMP)
 # the test module. Every linter runs even when an earlier one fails, so one
 # run shows all findings; the target fails if any did.
 LINT_ROOT_STEPS := \
-	'test -z "$$(gofmt -l cmd pkg test)" || { echo "gofmt needed:"; gofmt -l cmd pkg test; false; }' \
+	'$(MAKE) --no-print-directory fmt-check' \
 	'$(GOLANGCI_LINT) run ./...' \
 	'cd test/versions/oraclegen && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...'
 LINT_TEST_STEP := cd test && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
 
 lint: lint-root lint-test-module
+
+fmt-check:
+	@test -z "$$(gofmt -l cmd pkg test)" || { echo "gofmt needed:"; gofmt -l cmd pkg test; false; }
 
 lint-root: lint-tools
 	@failed=0; for step in $(LINT_ROOT_STEPS); do \
