@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 
@@ -50,7 +49,7 @@ func evictLiveAnswer(t *testing.T, section string, a kubeletAnswer) (kubeletAnsw
 		return a, true
 	}
 	if diff := evictAnswerDiff(old, a); diff != "" {
-		t.Errorf("%s %s: the kubelet's answer differs from %s's in its %s:\nrecorded %s\nlive     %s\n(run `make inprocess-record` if the kubelet or the input changed)",
+		t.Errorf("%s[%s]: the kubelet's answer differs from %s's in its %s:\nrecorded %s\nlive     %s\n(run `make inprocess-record` if the kubelet or the input changed)",
 			section, a.Key, kubeletFile, diff, evictJSON(t, old), evictJSON(t, a))
 	}
 	evictLive.checked[section]++
@@ -121,7 +120,7 @@ func writeKubeletSection(t *testing.T, section string, answers []kubeletAnswer) 
 	}
 	secs[section] = slices.Clone(answers)
 	for _, as := range secs {
-		sort.Slice(as, func(i, j int) bool { return evictKeyLess(as[i].Key, as[j].Key) })
+		sort.Slice(as, func(i, j int) bool { return as[i].Key < as[j].Key }) // the same file from the same answers
 	}
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
@@ -134,14 +133,6 @@ func writeKubeletSection(t *testing.T, section string, answers []kubeletAnswer) 
 	if err := os.WriteFile(filepath.FromSlash(kubeletFile), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// evictKeyLess orders numeric keys as numbers, so the file reads in order.
-func evictKeyLess(a, b string) bool {
-	if len(a) != len(b) && strings.Trim(a+b, "0123456789") == "" {
-		return len(a) < len(b)
-	}
-	return a < b
 }
 
 // evictGroup are a node's runs as distinct outcomes, sorted by kills.

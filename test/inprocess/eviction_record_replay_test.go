@@ -32,12 +32,12 @@ func evictReplay(t *testing.T, section, key, input string) (kubeletAnswer, bool)
 	}
 	switch {
 	case !ok && testing.Short():
-		t.Fatalf("%s %s: not in %s: run `make inprocess-record`", section, key, kubeletFile)
+		t.Fatalf("%s[%s]: not in %s: run `make inprocess-record`", section, key, kubeletFile)
 	case !ok:
 		evictReplayed.unrecorded[section]++
 		return a, false
 	case a.Input != input:
-		t.Fatalf("%s %s: %s was recorded from another input: run `make inprocess-record`", section, key, kubeletFile)
+		t.Fatalf("%s[%s]: %s was recorded from another input: run `make inprocess-record`", section, key, kubeletFile)
 	}
 	evictReplayed.read[section]++
 	return a, true
