@@ -24,7 +24,7 @@ CGO_ENABLED ?= 0
 export CGO_ENABLED
 
 .PHONY: build test check check-long unit conformance conformance-short conformance-long \
-	e2e e2e-short e2e-check demo lint unit-full bench fuzz inprocess inprocess-check inprocess-long inprocess-configz-update
+	e2e e2e-short e2e-check demo lint unit-full bench fuzz inprocess inprocess-check inprocess-long inprocess-record
 
 # `go test` vets every package it builds and, for vet's facts, every
 # dependency too: cold, that type-checks all of client-go and
@@ -122,17 +122,22 @@ INPROCESS_PKGS := ./inprocess/ ./hpa/ ./internal/... ./perf/
 inprocess:
 	cd test && INPROCESS_SCENARIOS=$(INPROCESS_QUICK) $(GO) test -count=1 -v -short -timeout 20m $(INPROCESS_PKGS)
 
-# -tags kubeletscheme: the /configz documents from the kubelet's own scheme,
-# compared with the recording that make test reads (its compile is a third
-# of the test module's in make test; see eviction_configz_live_test.go).
+# -tags kubelet: the kubelet's own code live (its eviction manager,
+# threshold parsing and /configz scheme: 284 packages, two fifths of this
+# module's compile, which make test replays from
+# test/inprocess/testdata/kubelet.json.gz; see eviction_record_test.go),
+# its deterministic answers compared with the recording.
+KUBELET_TESTS := ^TestEviction(Thresholds|Cases)?AgainstKubelet$$
+
 inprocess-check:
 	cd test && $(GO) test -count=1 -v -short -timeout 20m -run '^TestDeploymentAgainstControllers$$' ./inprocess/
-	cd test && $(GO) test -count=1 -v -short -tags kubeletscheme -run '^TestEvictionThresholdsAgainstKubelet$$' ./inprocess/
+	cd test && $(GO) test -count=1 -v -short -tags kubelet -run '$(KUBELET_TESTS)' ./inprocess/
 
-# Rewrites test/inprocess/testdata/configz.json.gz after a change to the
-# configurations TestEvictionThresholdsAgainstKubelet draws.
-inprocess-configz-update:
-	cd test && INPROCESS_CONFIGZ_UPDATE=1 $(GO) test -count=1 -short -tags kubeletscheme -run '^TestEvictionThresholdsAgainstKubelet$$' ./inprocess/
+# Rewrites test/inprocess/testdata/kubelet.json.gz, the kubelet's answers
+# for the -short samples make test replays, after a change to what the
+# eviction tests draw or to the kubelet.
+inprocess-record:
+	cd test && INPROCESS_RECORD=1 $(GO) test -count=1 -short -tags kubelet -run '$(KUBELET_TESTS)' ./inprocess/
 
 # The 1,000 Deployments (and the 250 of three ReplicaSets shrinking at once
 # drawn after every fourth) run in four processes of 250, 16 runs at a time
@@ -142,7 +147,7 @@ INPROCESS_LONG_TEST := TestDeploymentAgainstControllers$$
 
 inprocess-long:
 	cd test && $(GO) test -count=1 -v -timeout 1h ./hpa/
-	cd test && $(GO) test -c -tags kubeletscheme -o ../bin/inprocess.test ./inprocess/
+	cd test && $(GO) test -c -tags kubelet -o ../bin/inprocess.test ./inprocess/
 	@set -e; pids=""; for k in 0 1 2 3; do \
 		run='$(INPROCESS_LONG_TEST)'; [ $$k -eq 0 ] && run='.'; \
 		INPROCESS_FROM=$$((k*250)) INPROCESS_SCENARIOS=$$((k*250+250)) INPROCESS_PARALLEL=16 \

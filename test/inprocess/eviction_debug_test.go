@@ -1,3 +1,5 @@
+//go:build kubelet
+
 package inprocess
 
 import (

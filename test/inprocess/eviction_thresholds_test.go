@@ -1,15 +1,10 @@
 package inprocess
 
 import (
-	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
-	kubeeviction "k8s.io/kubernetes/pkg/kubelet/eviction"
-	evictionapi "k8s.io/kubernetes/pkg/kubelet/eviction/api"
 
 	"github.com/scale-preview/scale-preview/pkg/eviction"
 	"github.com/scale-preview/scale-preview/pkg/rules"
@@ -19,13 +14,42 @@ import (
 // The plugin's threshold parsing against the kubelet's own
 // (ParseThresholdConfig, then UpdateContainerFsThresholds for the layout)
 // on random configurations: the same accepted or rejected, and the same
-// thresholds in force.
+// thresholds in force. The kubelet's answers are live under -tags kubelet
+// and replayed otherwise (eviction_record_test.go).
 func TestEvictionThresholdsAgainstKubelet(t *testing.T) {
 	t.Parallel()
 	n := 20000
 	if testing.Short() {
 		n = 2000
 	}
+	k := rules.Defaults(37).Kubelet
+	var accepted, rejected int
+	for i := range n {
+		d := evictDrawConfig(i)
+		a, ok := evictKubeletParse(t, i, d)
+		if !ok {
+			continue
+		}
+		got, perr := eviction.ParseThresholds(k, d.Alloc, d.Hard, d.Soft, d.Grace, d.MinReclaim)
+		if (a.Error == "") != (perr == nil) {
+			t.Fatalf("case %d (%s): kubelet error %q, plugin error %v", i, d, a.Error, perr)
+		}
+		if a.Error != "" {
+			rejected++
+			continue
+		}
+		accepted++
+		evictCompareConfigz(t, i, a, d.MaxPodGrace)
+		got = eviction.WithContainerFs(got, eviction.Layout{ImageFs: d.ImageFs, Split: d.Split})
+		if gs := evictPluginThresholds(got); !slices.Equal(a.InForce, gs) {
+			t.Fatalf("case %d (%s):\nkubelet %v\nplugin  %v", i, d, a.InForce, gs)
+		}
+	}
+	t.Logf("%d configurations: %d accepted with the same thresholds, %d rejected by both; %s", n, accepted, rejected, kubeletDone(t, sectionThresholds))
+}
+
+// evictDrawConfig draws configuration i (seeded: the same every run).
+func evictDrawConfig(i int) evictDraw {
 	signals := []string{"memory.available", "allocatableMemory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available",
 		"imagefs.inodesFree", "containerfs.available", "containerfs.inodesFree", "pid.available", "memory.free"}
 	// Valid values first; the last few of each list the kubelet rejects.
@@ -33,123 +57,66 @@ func TestEvictionThresholdsAgainstKubelet(t *testing.T) {
 	graces := []string{"30s", "0s", "1m30s", "-1s", "soon"}
 	reclaims := []string{"0", "500Mi", "5%", "0.5%", "0%", "-1Mi", "x"}
 	bad := map[string]int{"values": 5, "graces": 2, "reclaims": 3}
-	k := rules.Defaults(37).Kubelet
-	var accepted, rejected int
-	for i := range n {
-		rng := rand.New(rand.NewPCG(uint64(i), 7))
-		pick := func(s []string, nbad int) string {
-			if rng.IntN(40) == 0 {
-				return s[len(s)-1-rng.IntN(nbad)]
-			}
-			return s[rng.IntN(len(s)-nbad)]
+	rng := rand.New(rand.NewPCG(uint64(i), 7))
+	pick := func(s []string, nbad int) string {
+		if rng.IntN(40) == 0 {
+			return s[len(s)-1-rng.IntN(nbad)]
 		}
-		draw := func(vals []string, nbad int, p float64) map[string]string {
-			m := map[string]string{}
-			for _, s := range signals[:len(signals)-1] {
-				if rng.Float64() < p {
-					m[s] = pick(vals, nbad)
-				}
-			}
-			if rng.IntN(100) == 0 {
-				m[signals[len(signals)-1]] = vals[0] // an unknown signal
-			}
-			return m
-		}
-		hard, soft, minRe := draw(values, bad["values"], 0.4), draw(values, bad["values"], 0.15), draw(reclaims, bad["reclaims"], 0.15)
-		if rng.IntN(8) == 0 { // `evictionHard: {}`: configz leaves it out
-			hard = map[string]string{}
-		}
-		grace := map[string]string{}
-		for _, s := range slices.Sorted(maps.Keys(soft)) { // seeded: same draws every run
-			if rng.IntN(30) != 0 { // a soft threshold without grace period is rejected
-				grace[s] = pick(graces, bad["graces"])
+		return s[rng.IntN(len(s)-nbad)]
+	}
+	draw := func(vals []string, nbad int, p float64) map[string]string {
+		m := map[string]string{}
+		for _, s := range signals[:len(signals)-1] {
+			if rng.Float64() < p {
+				m[s] = pick(vals, nbad)
 			}
 		}
-		alloc := []string{"pods"}
-		if rng.IntN(3) == 0 {
-			alloc = nil
+		if rng.IntN(100) == 0 {
+			m[signals[len(signals)-1]] = vals[0] // an unknown signal
 		}
-		imageFs, split := rng.IntN(2) == 0, rng.IntN(2) == 0
-		want, kerr := kubeeviction.ParseThresholdConfig(alloc, hard, soft, grace, minRe)
-		got, perr := eviction.ParseThresholds(k, alloc, hard, soft, grace, minRe)
-		if (kerr == nil) != (perr == nil) {
-			t.Fatalf("case %d (hard %v soft %v grace %v minReclaim %v): kubelet error %v, plugin error %v", i, hard, soft, grace, minRe, kerr, perr)
-		}
-		if kerr != nil {
-			rejected++
-			continue
-		}
-		accepted++
-		evictCompareConfigz(t, i, kubeletconfig.KubeletConfiguration{EvictionHard: hard, EvictionSoft: soft, EvictionSoftGracePeriod: grace,
-			EvictionMinimumReclaim: minRe, EnforceNodeAllocatable: alloc, EvictionMaxPodGracePeriod: int32(rng.IntN(3) * 30)}, want)
-		want, _ = kubeeviction.UpdateContainerFsThresholds(want, imageFs, split)
-		got = eviction.WithContainerFs(got, eviction.Layout{ImageFs: imageFs, Split: split})
-		var ws, gs []string
-		for _, th := range want {
-			if th.Operator != "" { // the kubelet's copies of missing thresholds are inert
-				ws = append(ws, evictKubeletThreshold(th))
-			}
-		}
-		for _, th := range got {
-			gs = append(gs, evictPluginThreshold(th))
-		}
-		slices.Sort(ws)
-		slices.Sort(gs)
-		if !slices.Equal(ws, gs) {
-			t.Fatalf("case %d (hard %v soft %v grace %v minReclaim %v, imageFs %v split %v):\nkubelet %v\nplugin  %v", i, hard, soft, grace, minRe, imageFs, split, ws, gs)
+		return m
+	}
+	d := evictDraw{Hard: draw(values, bad["values"], 0.4), Soft: draw(values, bad["values"], 0.15), MinReclaim: draw(reclaims, bad["reclaims"], 0.15)}
+	if rng.IntN(8) == 0 { // `evictionHard: {}`: configz leaves it out
+		d.Hard = map[string]string{}
+	}
+	d.Grace = map[string]string{}
+	for _, s := range slices.Sorted(maps.Keys(d.Soft)) {
+		if rng.IntN(30) != 0 { // a soft threshold without grace period is rejected
+			d.Grace[s] = pick(graces, bad["graces"])
 		}
 	}
-	t.Logf("%d configurations: %d accepted with the same thresholds, %d rejected by both; %s", n, accepted, rejected, configzDone(t))
+	d.Alloc = []string{"pods"}
+	if rng.IntN(3) == 0 {
+		d.Alloc = nil
+	}
+	d.ImageFs, d.Split = rng.IntN(2) == 0, rng.IntN(2) == 0
+	d.MaxPodGrace = int32(rng.IntN(3) * 30)
+	return d
 }
 
-func evictValue(q fmt.Stringer, isNil bool, pct float32) string {
-	if !isNil {
-		return q.String()
+func evictPluginThresholds(ths []eviction.Threshold) []string {
+	out := make([]string, len(ths))
+	for i, th := range ths {
+		out[i] = evictPluginThreshold(th)
 	}
-	return fmt.Sprintf("%g%%", pct)
-}
-
-func evictKubeletThreshold(th evictionapi.Threshold) string {
-	mr := "-"
-	if th.MinReclaim != nil {
-		mr = evictValue(th.MinReclaim.Quantity, th.MinReclaim.Quantity == nil, th.MinReclaim.Percentage)
-	}
-	return fmt.Sprintf("%s grace=%v value=%s minReclaim=%s", th.Signal, th.GracePeriod, evictValue(th.Value.Quantity, th.Value.Quantity == nil, th.Value.Percentage), mr)
-}
-
-func evictPluginThreshold(th eviction.Threshold) string {
-	mr := "-"
-	if th.MinReclaim != nil {
-		mr = evictValue(th.MinReclaim.Quantity, th.MinReclaim.Quantity == nil, th.MinReclaim.Percentage)
-	}
-	return fmt.Sprintf("%s grace=%v value=%s minReclaim=%s", th.Signal, th.GracePeriod, evictValue(th.Value.Quantity, th.Value.Quantity == nil, th.Value.Percentage), mr)
+	slices.Sort(out)
+	return out
 }
 
 // evictCompareConfigz reads the configuration as a kubelet running with it
-// serves it at /configz (configzDoc: its internal configuration converted
+// serves it at /configz (a.Configz: its internal configuration converted
 // to v1beta1 by the kubelet's scheme, then JSON-encoded), the way the
 // plugin reads a configz document, and compares the thresholds with the
 // kubelet's.
-func evictCompareConfigz(t *testing.T, i int, kc kubeletconfig.KubeletConfiguration, want []evictionapi.Threshold) {
+func evictCompareConfigz(t *testing.T, i int, a kubeletAnswer, maxPodGrace int32) {
 	t.Helper()
-	doc := configzDoc(t, i, kc)
-	if doc == nil {
-		return
-	}
-	cfg, err := evictjudge.ConfigFromConfigz(doc, rules.Defaults(37))
+	cfg, err := evictjudge.ConfigFromConfigz(a.Configz, rules.Defaults(37))
 	if err != nil {
-		t.Fatalf("case %d: configz %s: %v", i, doc, err)
+		t.Fatalf("case %d: configz %s: %v", i, a.Configz, err)
 	}
-	var ws, gs []string
-	for _, th := range want {
-		ws = append(ws, evictKubeletThreshold(th))
-	}
-	for _, th := range cfg.Thresholds {
-		gs = append(gs, evictPluginThreshold(th))
-	}
-	slices.Sort(ws)
-	slices.Sort(gs)
-	if !slices.Equal(ws, gs) || cfg.MaxPodGracePeriod != int64(kc.EvictionMaxPodGracePeriod) || cfg.Assumed {
-		t.Fatalf("case %d: configz %s\nkubelet %v (max pod grace %d)\nplugin  %v (max pod grace %d, assumed %v)", i, doc, ws, kc.EvictionMaxPodGracePeriod, gs, cfg.MaxPodGracePeriod, cfg.Assumed)
+	gs := evictPluginThresholds(cfg.Thresholds)
+	if !slices.Equal(a.Parsed, gs) || cfg.MaxPodGracePeriod != int64(maxPodGrace) || cfg.Assumed {
+		t.Fatalf("case %d: configz %s\nkubelet %v (max pod grace %d)\nplugin  %v (max pod grace %d, assumed %v)", i, a.Configz, a.Parsed, maxPodGrace, gs, cfg.MaxPodGracePeriod, cfg.Assumed)
 	}
 }
