@@ -123,10 +123,10 @@ inprocess:
 	cd test && INPROCESS_SCENARIOS=$(INPROCESS_QUICK) $(GO) test -count=1 -v -short -timeout 20m $(INPROCESS_PKGS)
 
 # -tags kubelet: the kubelet's own code live (its eviction manager,
-# threshold parsing and /configz scheme: 284 packages, two fifths of this
-# module's compile, which make test replays from
-# test/inprocess/testdata/kubelet.json.gz; see eviction_record_test.go),
-# its deterministic answers compared with the recording.
+# threshold parsing and /configz scheme: 290 packages that make test does
+# not compile, replaying test/inprocess/testdata/kubelet.json.gz instead;
+# see eviction_record_test.go), its deterministic answers compared with
+# the recording.
 KUBELET_TESTS := ^TestEviction(Thresholds|Cases)?AgainstKubelet$$
 
 inprocess-check:

@@ -1,10 +1,10 @@
 package inprocess
 
 // The eviction tests' real component is the kubelet's own code (threshold
-// parsing, eviction manager, /configz scheme), but linking it compiles
-// cadvisor, containerd, gRPC and kube-apiserver's options: 284 packages,
-// two fifths of this module's compile in make test. So make test replays
-// its answers, recorded from the -short samples in testdata/kubelet.json.gz
+// parsing, eviction manager, /configz scheme), but importing it compiles
+// cadvisor, containerd, gRPC and kube-apiserver's options (290 packages)
+// and its live runs take half a minute. So make test replays its answers,
+// recorded from the -short samples in testdata/kubelet.json.gz
 // (eviction_record_replay_test.go), and make check runs the kubelet live
 // under -tags kubelet (eviction_record_live_test.go). The plugin's
 // prediction is made live in both, and judged the same way.
