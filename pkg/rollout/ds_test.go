@@ -351,3 +351,21 @@ func TestDaemonSetMapOrderChances(t *testing.T) {
 		}
 	}
 }
+
+// A ResourceQuota that charges pods is not modelled for a DaemonSet: the
+// answer says so and is uncertain; a quota on other objects changes nothing.
+func TestDaemonSetQuotaUncertain(t *testing.T) {
+	for _, c := range []struct {
+		hard    corev1.ResourceName
+		certain bool
+	}{{corev1.ResourcePods, false}, {corev1.ResourceRequestsCPU, false}, {"count/configmaps", true}} {
+		in := dsFixture(t, 37, "", "2", dsNodes("4", "4")...) // both nodes in one step: certain without a quota
+		in.Quotas = []*corev1.ResourceQuota{{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "ns"},
+			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{c.hard: resource.MustParse("100")}}}}
+		res := predictDS(t, in)
+		warned := strings.Contains(strings.Join(res.Warnings, "\n"), "ResourceQuota q")
+		if res.Certain != c.certain || warned == c.certain {
+			t.Errorf("%s: certain %v (want %v), warnings %q", c.hard, res.Certain, c.certain, res.Warnings)
+		}
+	}
+}
