@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -90,7 +89,6 @@ func predictDaemonSet(in Input) (*Result, error) {
 func newDSSim(in Input, tmpl *corev1.PodTemplateSpec, neverReady bool) (*dsSim, error) {
 	s := &dsSim{in: in, ds: in.DaemonSet, template: tmpl, neverReady: neverReady, certain: true}
 	s.newHash = s.readNewHash()
-	s.noteQuotas()
 	byNode := map[string]*dsNode{}
 	for _, n := range in.Nodes {
 		if shouldRunDaemonPod(s.ds, n) {
@@ -102,6 +100,9 @@ func newDSSim(in Input, tmpl *corev1.PodTemplateSpec, neverReady bool) (*dsSim, 
 	slices.SortFunc(s.nodes, func(a, b *dsNode) int { return cmpString(a.name, b.name) })
 	if err := s.readStrategy(len(s.nodes)); err != nil {
 		return nil, err
+	}
+	if w := quotasUnmodelled(in, s.ds.Namespace, "DaemonSet", s.maxSurge > 0); len(w) > 0 {
+		s.warnings, s.certain = append(s.warnings, w...), false
 	}
 	gone := s.readPods(byNode)
 	view, err := scheduling.NewView(in.Nodes, in.Pods, in.Namespaces, in.Scheduler)
@@ -124,31 +125,6 @@ func newDSSim(in Input, tmpl *corev1.PodTemplateSpec, neverReady bool) (*dsSim, 
 	probe := &dsNode{name: "<probe>"}
 	s.budgets = readBudgetsFor(in, s.newPod(probe), pods, s.healthy)
 	return s, nil
-}
-
-// noteQuotas: the DaemonSet controller's FailedCreate under a ResourceQuota
-// is not modelled, so a quota that charges pods makes the answer uncertain
-// rather than silently ignored.
-func (s *dsSim) noteQuotas() {
-	for _, q := range s.in.Quotas {
-		if q.Namespace == s.ds.Namespace && chargesPods(q.Spec.Hard) {
-			s.warnings = append(s.warnings, fmt.Sprintf("ResourceQuota %s limits the namespace's pods or their resources, which a DaemonSet's update is not modelled against: a new daemon pod it rejects stalls that node's update", q.Name))
-			s.certain = false
-		}
-	}
-}
-
-// chargesPods: hard names a resource that a pod's creation is charged.
-func chargesPods(hard corev1.ResourceList) bool {
-	for name := range hard {
-		n := string(name)
-		switch {
-		case n == "pods", n == "count/pods", n == "cpu", n == "memory", n == "ephemeral-storage",
-			strings.HasPrefix(n, "requests."), strings.HasPrefix(n, "limits."), strings.HasPrefix(n, "hugepages-"):
-			return true
-		}
-	}
-	return false
 }
 
 // readStrategy resolves maxSurge and maxUnavailable against the nodes

@@ -352,20 +352,28 @@ func TestDaemonSetMapOrderChances(t *testing.T) {
 	}
 }
 
-// A ResourceQuota that charges pods is not modelled for a DaemonSet: the
-// answer says so and is uncertain; a quota on other objects changes nothing.
+// A ResourceQuota that charges pods is not modelled for a DaemonSet's
+// update: where surge pods come on top of the old ones the answer says so
+// and is uncertain; a restart without surge replaces each pod by one alike
+// after it is gone, and a quota on other objects charges nothing.
 func TestDaemonSetQuotaUncertain(t *testing.T) {
 	for _, c := range []struct {
-		hard    corev1.ResourceName
-		certain bool
-	}{{corev1.ResourcePods, false}, {corev1.ResourceRequestsCPU, false}, {"count/configmaps", true}} {
-		in := dsFixture(t, 37, "", "2", dsNodes("4", "4")...) // both nodes in one step: certain without a quota
+		hard           corev1.ResourceName
+		surge, unavail string
+		certain        bool
+	}{
+		{corev1.ResourcePods, "2", "0", false},
+		{corev1.ResourceRequestsCPU, "2", "0", false},
+		{"count/configmaps", "2", "0", true},
+		{corev1.ResourcePods, "", "2", true},
+	} {
+		in := dsFixture(t, 37, c.surge, c.unavail, dsNodes("4", "4")...) // both nodes in one step: certain without a quota
 		in.Quotas = []*corev1.ResourceQuota{{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "ns"},
 			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{c.hard: resource.MustParse("100")}}}}
 		res := predictDS(t, in)
 		warned := strings.Contains(strings.Join(res.Warnings, "\n"), "ResourceQuota q")
 		if res.Certain != c.certain || warned == c.certain {
-			t.Errorf("%s: certain %v (want %v), warnings %q", c.hard, res.Certain, c.certain, res.Warnings)
+			t.Errorf("%s surge %q: certain %v (want %v), warnings %q", c.hard, c.surge, res.Certain, c.certain, res.Warnings)
 		}
 	}
 }

@@ -149,3 +149,35 @@ const (
 	quotaRetried = "created at the ReplicaSet's first sync after the quota freed: the back-off's retry " +
 		"or an update of the ReplicaSet, whichever comes first"
 )
+
+// quotasUnmodelled warns of the namespace's quotas that charge pods, for
+// the DaemonSet and StatefulSet updates, whose FailedCreate under a quota
+// is not modelled. A restart or a new image replaces each pod by one alike
+// after it is gone (a quota then only delays the create), so only an
+// update that may charge more does: surge pods (surges), or a manifest's
+// template (--desired), which may ask for more.
+func quotasUnmodelled(in Input, ns, kind string, surges bool) []string {
+	if !surges && in.Change.Kind != ChangeDesired {
+		return nil
+	}
+	var out []string
+	for _, q := range in.Quotas {
+		if q.Namespace == ns && chargesPods(q.Spec.Hard) {
+			out = append(out, fmt.Sprintf("ResourceQuota %s limits the namespace's pods or their resources, which a %s's update is not modelled against: a new pod it rejects stalls the update there", q.Name, kind))
+		}
+	}
+	return out
+}
+
+// chargesPods: hard names a resource that a pod's creation is charged.
+func chargesPods(hard corev1.ResourceList) bool {
+	for name := range hard {
+		n := string(name)
+		switch {
+		case n == "pods", n == "count/pods", n == "cpu", n == "memory", n == "ephemeral-storage",
+			strings.HasPrefix(n, "requests."), strings.HasPrefix(n, "limits."), strings.HasPrefix(n, "hugepages-"):
+			return true
+		}
+	}
+	return false
+}

@@ -70,6 +70,9 @@ func newSSSim(in Input, tmpl *corev1.PodTemplateSpec, neverReady bool) (*ssSim, 
 	if err := s.readStrategy(n); err != nil {
 		return nil, err
 	}
+	if w := quotasUnmodelled(in, set.Namespace, "StatefulSet", false); len(w) > 0 {
+		s.warnings, s.certain = append(s.warnings, w...), false
+	}
 	gone := s.readPods(start)
 	view, err := scheduling.NewView(in.Nodes, in.Pods, in.Namespaces, in.Scheduler)
 	if err != nil {

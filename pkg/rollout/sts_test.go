@@ -325,3 +325,24 @@ func TestStatefulSetScaleInUnhealthy(t *testing.T) {
 		t.Fatalf("%s: %s / %s; %v", r.Outcome, r.Reason, r.Unblock, deletedPerStep(r))
 	}
 }
+
+// A StatefulSet's restart recreates each pod alike after it is gone: a
+// quota only delays the create, the answer stays certain. A manifest's
+// template may ask for more: then the quota is named and the answer
+// uncertain.
+func TestStatefulSetQuota(t *testing.T) {
+	in := stsFixture(t, 3, 37, nil)
+	in.Quotas = []*corev1.ResourceQuota{{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "ns"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3")}}}}
+	res, err := Predict(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Certain || len(res.Warnings) != 0 {
+		t.Errorf("restart under a quota: certain %v, warnings %q", res.Certain, res.Warnings)
+	}
+	in.Change.Kind = ChangeDesired
+	if w := quotasUnmodelled(in, "ns", "StatefulSet", false); len(w) != 1 || !strings.Contains(w[0], "ResourceQuota q") {
+		t.Errorf("a manifest's template under a quota: %q", w)
+	}
+}
