@@ -73,15 +73,9 @@ func predictDaemonSet(in Input) (*Result, error) {
 	default:
 		return nil, &UnsupportedError{Msg: fmt.Sprintf("daemonset %s: updateStrategy %s is not modelled (RollingUpdate and OnDelete are)", ds.Name, strategy)}
 	}
-	s, err := newDSSim(in, tmpl, false)
-	if err != nil {
+	if err := runWithBadRelease(res, func(neverReady bool) (*dsSim, error) { return newDSSim(in, tmpl, neverReady) }); err != nil {
 		return nil, err
 	}
-	s.run(res)
-	bad, _ := newDSSim(in, tmpl, true)
-	badRes := &Result{Certain: true}
-	bad.run(badRes)
-	res.Rollout.IfNewPodsFail = failed(badRes, bad.available())
 	return res, nil
 }
 
@@ -260,8 +254,8 @@ func (s *dsSim) healthy(b *disruption.Budget) int32 {
 	return c
 }
 
-// available counts the DaemonSet's available pods.
-func (s *dsSim) available() int32 {
+// availableNow counts the DaemonSet's available pods.
+func (s *dsSim) availableNow() int32 {
 	var c int32
 	for _, n := range s.nodes {
 		if n.old != nil && n.oldAvail {

@@ -314,9 +314,8 @@ func (s *dsSim) stallReason() (string, string) {
 	return "the controller makes no further change (" + strings.Join(s.oldPods(), ", ") + " remain)", "check the DaemonSet's status"
 }
 
-func (s *dsSim) waitingNew() int     { return len(s.waiting()) }
-func (s *dsSim) badRelease() bool    { return s.neverReady }
-func (s *dsSim) availableNow() int32 { return s.available() }
+func (s *dsSim) waitingNew() int  { return len(s.waiting()) }
+func (s *dsSim) badRelease() bool { return s.neverReady }
 func (s *dsSim) budgetStates() []prediction.RolloutBudget {
 	return statesOf(s.budgets, s.healthy)
 }

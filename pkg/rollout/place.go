@@ -16,16 +16,20 @@ import (
 // determined node binds it there; otherwise the pod holds no node here,
 // its candidates are listed and the answer is uncertain.
 func (s *sim) place(m *member) {
-	p := choose(s.view, m.pod, s.ownerSelector(m.rs), s.unboundNew())
+	p := chooseAndBind(s.view, m.pod, s.ownerSelector(m.rs), s.unboundNew())
 	m.fitError, m.candidates = p.fitError, p.candidates
-	s.warnings = append(s.warnings, p.warnings...)
-	if !p.certain {
-		s.certain = false
-	}
+	s.warnings, s.certain = append(s.warnings, p.warnings...), s.certain && p.certain
+}
+
+// chooseAndBind is choose, then the pod bound in the view to the node it
+// determines (if any), so that later placements see it.
+func chooseAndBind(v *scheduling.View, pod *corev1.Pod, owner *metav1.LabelSelector, unbound bool) placed {
+	p := choose(v, pod, owner, unbound)
 	if p.node != "" {
-		m.pod.Spec.NodeName = p.node
-		_ = s.view.Add(m.pod)
+		pod.Spec.NodeName = p.node
+		_ = v.Add(pod)
 	}
+	return p
 }
 
 // placed is where the scheduler puts one new pod.

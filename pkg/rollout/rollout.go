@@ -125,6 +125,24 @@ func (s *sim) stallReason() (string, string) {
 	return "the controller makes no further change (" + strings.Join(s.old(), ", ") + " remain)", "check the Deployment's conditions"
 }
 
+// runWithBadRelease runs a StatefulSet's or DaemonSet's update into res,
+// then again as a bad release whose new pods never become available.
+func runWithBadRelease[S interface {
+	run(*Result)
+	availableNow() int32
+}](res *Result, newSim func(neverReady bool) (S, error)) error {
+	s, err := newSim(false)
+	if err != nil {
+		return err
+	}
+	s.run(res)
+	bad, _ := newSim(true)
+	badRes := &Result{Certain: true}
+	bad.run(badRes)
+	res.Rollout.IfNewPodsFail = failed(badRes, bad.availableNow())
+	return nil
+}
+
 // failed is the bad release's cost: every old pod it deleted, and the
 // lowest availability.
 func failed(bad *Result, now int32) prediction.IfNewPodsFail {

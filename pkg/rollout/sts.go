@@ -195,7 +195,8 @@ func (s *ssSim) healthy(b *disruption.Budget) int32 {
 	return n
 }
 
-func (s *ssSim) availableCount() int32 {
+// availableNow: the StatefulSet's pods available now.
+func (s *ssSim) availableNow() int32 {
 	var n int32
 	for _, sl := range s.alive() {
 		if sl.available {

@@ -36,15 +36,9 @@ func predictStatefulSet(in Input) (*Result, error) {
 	default:
 		return nil, &UnsupportedError{Msg: fmt.Sprintf("statefulset %s: updateStrategy %s is not modelled (RollingUpdate and OnDelete are)", set.Name, strategy)}
 	}
-	s, err := newSSSim(in, tmpl, false)
-	if err != nil {
+	if err := runWithBadRelease(res, func(neverReady bool) (*ssSim, error) { return newSSSim(in, tmpl, neverReady) }); err != nil {
 		return nil, err
 	}
-	s.run(res)
-	bad, _ := newSSSim(in, tmpl, true)
-	badRes := &Result{Certain: true}
-	bad.run(badRes)
-	res.Rollout.IfNewPodsFail = failed(badRes, bad.availableCount())
 	return res, nil
 }
 
@@ -219,16 +213,9 @@ func (s *ssSim) indexOf(sl *slot) int { return sl.ord - s.slots[0].ord }
 // placeSlot runs the scheduler's filters and scores, as place does for a
 // Deployment's new pod.
 func (s *ssSim) placeSlot(sl *slot) {
-	p := choose(s.view, sl.pod, s.set.Spec.Selector, s.unbound(sl))
+	p := chooseAndBind(s.view, sl.pod, s.set.Spec.Selector, s.unbound(sl))
 	sl.fitError, sl.candidates = p.fitError, p.candidates
-	s.warnings = append(s.warnings, p.warnings...)
-	if !p.certain {
-		s.certain = false
-	}
-	if p.node != "" {
-		sl.pod.Spec.NodeName = p.node
-		_ = s.view.Add(sl.pod)
-	}
+	s.warnings, s.certain = append(s.warnings, p.warnings...), s.certain && p.certain
 	if len(s.set.Spec.VolumeClaimTemplates) > 0 {
 		s.warnings = append(s.warnings, "the recreated pods keep their PersistentVolumeClaims; a volume's node affinity or zone (PersistentVolumes are not read) may narrow where they can go")
 	}
@@ -364,9 +351,8 @@ func (s *ssSim) oldBelowPartition() string {
 	return short(names)
 }
 
-func (s *ssSim) waitingNew() int     { return len(s.ssWaiting()) }
-func (s *ssSim) badRelease() bool    { return s.neverReady }
-func (s *ssSim) availableNow() int32 { return s.availableCount() }
+func (s *ssSim) waitingNew() int  { return len(s.ssWaiting()) }
+func (s *ssSim) badRelease() bool { return s.neverReady }
 func (s *ssSim) budgetStates() []prediction.RolloutBudget {
 	return statesOf(s.budgets, s.healthy)
 }
